@@ -1,0 +1,3 @@
+module github.com/nodeagent/nodeagent
+
+go 1.26.0
