@@ -1,0 +1,12 @@
+package mirror
+
+import "errors"
+
+var (
+	// ErrMirrorHashMismatch is returned by Create when a pod with the static
+	// pod's full name exists but does not mirror this version of it.
+	ErrMirrorHashMismatch = errors.New("an existing pod with this name does not mirror this static pod's hash")
+	// ErrNodeUID is returned when the node's UID cannot be determined, so
+	// that no owner reference can be set.
+	ErrNodeUID = errors.New("node UID unknown")
+)
