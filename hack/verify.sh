@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Every static check the tree must pass: formatting, vet, tidy modules, a
+# go.work that uses every module, and the dependency rules.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+root=$(repo_root)
+cd "$root"
+failed=0
+fail() {
+  echo "verify: $*" >&2
+  failed=1
+}
+
+log "gofmt"
+unformatted=$(find . -name '*.go' -not -path './.git/*' -print0 | xargs -0 -r gofmt -l)
+[[ -z $unformatted ]] || fail "gofmt would change: $unformatted"
+
+log "go.work uses every module"
+used=$(go work edit -json | python3 -c 'import json,sys; print("\n".join(sorted(u["DiskPath"].removeprefix("./") for u in json.load(sys.stdin)["Use"])))')
+while read -r mod; do
+  grep -qx -- "$mod" <<<"$used" || fail "go.work does not use ./$mod (run: go work use ./$mod)"
+done < <(go_modules "$root")
+while read -r mod; do
+  [[ -f $mod/go.mod ]] || fail "go.work uses ./$mod, which has no go.mod"
+done <<<"$used"
+
+for mod in $(go_modules "$root"); do
+  log "go vet + go mod tidy: $mod"
+  if [[ -n $(cd "$mod" && go list ./... 2>/dev/null) ]]; then
+    (cd "$mod" && go vet ./...) || fail "go vet failed in $mod"
+  fi
+  # Each module must be tidy on its own, as a downstream user builds it.
+  (cd "$mod" && GOWORK=off go mod tidy -diff >/dev/null) ||
+    fail "go mod tidy would change $mod/go.mod or go.sum (run: cd $mod && GOWORK=off go mod tidy)"
+done
+
+log "dependency rules"
+hack/verify-deps.sh >/dev/null || { hack/verify-deps.sh || true; fail "dependency rules broken"; }
+
+log "verify-deps catches violations"
+hack/verify-deps_test.sh || fail "hack/verify-deps_test.sh failed"
+
+if ((failed)); then
+  exit 1
+fi
+log "verify: ok"
