@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Builds the real control plane used by the integration tests (kube-apiserver
+# and etcd at the versions pinned in hack/versions.sh) from the Go module proxy
+# into a per-machine cache outside the repository:
+#   $NODEAGENT_CACHE/bin/kube-apiserver-<version>
+#   $NODEAGENT_CACHE/bin/etcd-<version>
+# A binary already in the cache is reused, so a warm call returns at once.
+# Needs only Go and the module proxy.
+set -euo pipefail
+
+HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=hack/versions.sh
+source "$HACK_DIR/versions.sh"
+
+log() { printf 'controlplane-build: %s\n' "$*" >&2; }
+
+now() { date +%s.%N; }
+
+# elapsed START: seconds since START, one decimal.
+elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }'; }
+
+# timed LABEL CMD...: runs CMD and logs how long it took.
+timed() {
+  local label="$1" start
+  shift
+  start="$(now)"
+  "$@"
+  log "$label took $(elapsed "$start")s"
+}
+
+# run LOG DIR CMD...: runs CMD in the module in DIR with its (long) output in
+# LOG, shown only if it fails. It runs in a process group of its own, waited
+# for in the background, so that on_signal can stop it with all its compilers
+# instead of leaving them building on as orphans.
+run() {
+  local out="$1" dir="$2"
+  shift 2
+  setsid env -C "$dir" "$@" >"$out" 2>&1 &
+  CHILD=$!
+  if ! wait "$CHILD"; then
+    CHILD=
+    log "failed: $*"
+    tail -n 40 "$out" >&2
+    return 1
+  fi
+  CHILD=
+}
+
+# on_signal: stops the running go command and its compilers (their process
+# group; the go command itself ignores a lone SIGINT) before the EXIT trap
+# removes the work dir.
+on_signal() {
+  if [[ -n "${CHILD:-}" ]]; then
+    kill -TERM -- "-$CHILD" 2>/dev/null || true
+    wait "$CHILD" 2>/dev/null || true
+  fi
+  exit 130
+}
+
+# new_module DIR: an empty throwaway main module in DIR.
+new_module() {
+  mkdir -p "$1"
+  env -C "$1" go mod init nodeagent.invalid/controlplane-build 2>/dev/null
+}
+
+# staging_modules DIR: the k8s.io modules that k8s.io/kubernetes replaces with its
+# own ./staging directories at KUBERNETES_VERSION, read from that version's
+# go.mod as the module proxy serves it (the list changes between releases).
+staging_modules() {
+  local gomod
+  gomod="$(env -C "$1" go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" |
+    sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')"
+  [[ -f "$gomod" ]] || { log "no go.mod for k8s.io/kubernetes@$KUBERNETES_VERSION"; return 1; }
+  sed -n 's#^[[:space:]]*\(replace[[:space:]]\{1,\}\)\{0,1\}\(k8s\.io/[^[:space:]]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#\2#p' "$gomod"
+}
+
+# require_kubernetes MOD: makes MOD require k8s.io/kubernetes, with each
+# staging module replaced by its published v0.<minor>.<patch> release: the
+# local ./staging paths in Kubernetes' own go.mod do not exist outside its tree.
+require_kubernetes() {
+  local mod="$1" staging_version="v0.${KUBERNETES_VERSION#v1.}" m
+  local replaces=()
+  for m in $(staging_modules "$mod"); do
+    replaces+=("-replace=$m=$m@$staging_version")
+  done
+  [[ ${#replaces[@]} -gt 0 ]] || { log "found no staging modules to replace"; return 1; }
+  log "replacing ${#replaces[@]} staging modules with their $staging_version releases"
+  env -C "$mod" go mod edit "${replaces[@]}"
+  run "$WORK/kube-apiserver-get.log" "$mod" go get "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION"
+}
+
+# install_binary TMP FINAL: the binary only ever appears complete under its
+# final name, so a killed build cannot leave a half-written one in the cache.
+install_binary() {
+  chmod 0755 "$1"
+  mv -f "$1" "$2"
+  log "built $2"
+}
+
+build_kube_apiserver() {
+  local mod="$WORK/kube-apiserver" minor pkg
+  minor="${KUBERNETES_VERSION#v1.}"
+  minor="${minor%%.*}"
+  # Without these the binary reports v0.0.0 to every client that asks.
+  local ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitTreeState=clean"
+  done
+
+  new_module "$mod"
+  timed "kube-apiserver module download" require_kubernetes "$mod"
+  timed "kube-apiserver compile" run "$WORK/kube-apiserver-build.log" "$mod" \
+    env CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" \
+    -o "$WORK/kube-apiserver.bin" k8s.io/kubernetes/cmd/kube-apiserver
+  install_binary "$WORK/kube-apiserver.bin" "$KUBE_APISERVER_BIN"
+}
+
+build_etcd() {
+  # A module of its own: next to k8s.io/kubernetes, minimal version selection
+  # would lift etcd's own API modules to the newer client line Kubernetes uses.
+  local mod="$WORK/etcd"
+  new_module "$mod"
+  timed "etcd module download" run "$WORK/etcd-get.log" "$mod" go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  timed "etcd compile" run "$WORK/etcd-build.log" "$mod" \
+    env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \
+    -o "$WORK/etcd.bin" go.etcd.io/etcd/server/v3
+  install_binary "$WORK/etcd.bin" "$ETCD_BIN"
+}
+
+main() {
+  local start
+  start="$(now)"
+  if [[ -x "$KUBE_APISERVER_BIN" && -x "$ETCD_BIN" ]]; then
+    log "cached: $KUBE_APISERVER_BIN $ETCD_BIN"
+    return 0
+  fi
+
+  mkdir -p "$NODEAGENT_CACHE/bin" "$NODEAGENT_CACHE/tmp"
+  # Parallel callers (several test packages at once) wait for one build
+  # instead of each compiling the apiserver on two cores.
+  exec 9>"$NODEAGENT_CACHE/build.lock"
+  flock 9
+
+  # The throwaway modules must not pick up a go.work of an enclosing checkout;
+  # -mod=mod lets the build record any go.sum line that `go get` left out.
+  export GOWORK=off GOFLAGS="${GOFLAGS:-} -mod=mod"
+  # Work dirs of builds that were killed outright; none is in use under the lock.
+  rm -rf "$NODEAGENT_CACHE/tmp"/build.*
+  WORK="$(mktemp -d "$NODEAGENT_CACHE/tmp/build.XXXXXX")"
+  # The go command's own scratch space too, so that it goes with WORK.
+  export GOTMPDIR="$WORK"
+  trap 'rm -rf "$WORK"' EXIT
+  trap on_signal INT TERM HUP
+
+  # Checked again under the lock: another caller may have just built them.
+  [[ -x "$KUBE_APISERVER_BIN" ]] || build_kube_apiserver
+  [[ -x "$ETCD_BIN" ]] || build_etcd
+  log "done in $(elapsed "$start")s"
+}
+
+main "$@"

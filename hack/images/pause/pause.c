@@ -1,0 +1,26 @@
+/* pause: the nodeagent test pod sandbox process. It holds the pod's
+ * namespaces open, reaps orphaned children and exits 0 when told to stop. */
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void stop(int sig) { (void)sig; _exit(0); }
+
+static void reap(int sig) {
+	(void)sig;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+int main(void) {
+	struct sigaction sa = {0};
+
+	sa.sa_handler = stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = reap;
+	sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
+	sigaction(SIGCHLD, &sa, NULL);
+	for (;;)
+		pause();
+}

@@ -1,0 +1,15 @@
+# shellcheck shell=bash disable=SC2034 # the variables are used by the scripts that source this
+# Pinned versions of the real control plane used by the integration tests, and
+# where their binaries are cached. Sourced by hack/controlplane-*.sh so that the
+# versions live in exactly one place.
+
+KUBERNETES_VERSION=v1.37.2
+# A 3.6 release, as chosen for the project. Kubernetes 1.37 accepts etcd from
+# 3.5.24 on (kubeadm's MinExternalEtcdVersion); its own default is 3.7.0.
+ETCD_VERSION=v3.6.16
+
+# Binaries are cached outside the repository, keyed by version, so a machine
+# builds each version once and every later run reuses it.
+NODEAGENT_CACHE="${NODEAGENT_CACHE:-$HOME/.cache/nodeagent}"
+KUBE_APISERVER_BIN="$NODEAGENT_CACHE/bin/kube-apiserver-$KUBERNETES_VERSION"
+ETCD_BIN="$NODEAGENT_CACHE/bin/etcd-$ETCD_VERSION"

@@ -1,0 +1,50 @@
+package framework
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Env is the running test environment.
+type Env struct {
+	// RepoRoot is the repository's top directory.
+	RepoRoot string
+
+	// NodeName is the node whose identity NodeClient carries.
+	NodeName string
+	// AdminClient acts as a cluster administrator (system:masters).
+	AdminClient kubernetes.Interface
+	AdminConfig *rest.Config
+	// NodeClient acts as system:node:<NodeName> in system:nodes, so the
+	// Node authorizer and NodeRestriction apply to it as to a real node.
+	NodeClient kubernetes.Interface
+	NodeConfig *rest.Config
+
+	// CRIEndpoint is containerd's CRI socket, as "unix:///path".
+	CRIEndpoint string
+	// PauseImage and BusyboxImage are the locally built images, already
+	// imported into containerd.
+	PauseImage, BusyboxImage string
+	// LogRoot is a directory tests may use for container logs.
+	LogRoot string
+
+	containerdPID, etcdPID, apiserverPID int
+}
+
+// clientFor loads a kubeconfig written by controlplane-up.sh.
+func clientFor(path string) (*rest.Config, kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	cfg.UserAgent = "nodeagent-integration/" + filepath.Base(path)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	return cfg, cs, nil
+}

@@ -1,0 +1,162 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Where the hack scripts keep their state; NODEAGENT_TEST_DIR moves it.
+func stateDir() string {
+	if d := os.Getenv("NODEAGENT_TEST_DIR"); d != "" {
+		return d
+	}
+	return "/var/lib/nodeagent-test"
+}
+
+// The control plane may have to be built from source on a cold machine.
+const upTimeout = 20 * time.Minute
+
+// Run brings the environment up, stores it in *env, runs the tests and
+// tears everything down. It returns the exit code for os.Exit: non-zero if
+// the environment failed to start, a test failed, the tests left pods in
+// containerd, or a part did not stop.
+func Run(m *testing.M, env **Env) int {
+	root, err := repoRoot()
+	if err != nil {
+		return fail("locating the repository: %v", err)
+	}
+	e, err := up(root)
+	if err != nil {
+		code := fail("the test environment did not start: %v", err)
+		_ = down(root) // stop whatever did start
+		return code
+	}
+	*env = e
+	code := m.Run()
+	if err := e.checkRuntimeEmpty(context.Background()); err != nil {
+		code = fail("after the tests: %v", err)
+	}
+	if err := down(root); err != nil {
+		code = fail("tearing down: %v", err)
+	}
+	for name, pid := range map[string]int{"containerd": e.containerdPID, "etcd": e.etcdPID, "kube-apiserver": e.apiserverPID} {
+		if alive(pid) {
+			code = fail("%s (pid %d) still runs after teardown", name, pid)
+		}
+	}
+	return code
+}
+
+func fail(format string, args ...any) int {
+	fmt.Fprintf(os.Stderr, "FAIL integration framework: "+format+"\n", args...)
+	return 1
+}
+
+func up(root string) (*Env, error) {
+	dir := stateDir()
+	if err := script(root, "containerd-up.sh"); err != nil {
+		return nil, err
+	}
+	if err := script(root, "controlplane-up.sh"); err != nil {
+		return nil, err
+	}
+	ctrd, err := readEnvFile(filepath.Join(dir, "containerd", "env"))
+	if err != nil {
+		return nil, err
+	}
+	cp, err := readEnvFile(filepath.Join(dir, "controlplane", "env"))
+	if err != nil {
+		return nil, err
+	}
+	if err := need("containerd env", ctrd, "CONTAINERD_SOCKET", "CONTAINERD_PID", "PAUSE_IMAGE", "BUSYBOX_IMAGE", "CONTAINER_LOG_ROOT"); err != nil {
+		return nil, err
+	}
+	if err := need("control plane env", cp, "KUBECONFIG_ADMIN", "KUBECONFIG_NODE", "NODE_NAME", "ETCD_PID", "APISERVER_PID"); err != nil {
+		return nil, err
+	}
+	e := &Env{
+		RepoRoot:     root,
+		NodeName:     cp["NODE_NAME"],
+		CRIEndpoint:  "unix://" + strings.TrimPrefix(ctrd["CONTAINERD_SOCKET"], "unix://"),
+		PauseImage:   ctrd["PAUSE_IMAGE"],
+		BusyboxImage: ctrd["BUSYBOX_IMAGE"],
+		LogRoot:      ctrd["CONTAINER_LOG_ROOT"],
+	}
+	e.containerdPID, _ = strconv.Atoi(ctrd["CONTAINERD_PID"])
+	e.etcdPID, _ = strconv.Atoi(cp["ETCD_PID"])
+	e.apiserverPID, _ = strconv.Atoi(cp["APISERVER_PID"])
+	if e.AdminConfig, e.AdminClient, err = clientFor(cp["KUBECONFIG_ADMIN"]); err != nil {
+		return nil, err
+	}
+	if e.NodeConfig, e.NodeClient, err = clientFor(cp["KUBECONFIG_NODE"]); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func down(root string) error {
+	return errors.Join(
+		script(root, "controlplane-down.sh", "--purge"),
+		script(root, "containerd-down.sh"),
+	)
+}
+
+// script runs hack/<name> with the state directories this package uses,
+// its output going to the test's stderr.
+func script(root, name string, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), upTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(root, "hack", name)}, args...)...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(),
+		"NODEAGENT_CONTAINERD_DIR="+filepath.Join(stateDir(), "containerd"),
+		"NODEAGENT_CONTROLPLANE_DIR="+filepath.Join(stateDir(), "controlplane"),
+	)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("hack/%s: %w", name, err)
+	}
+	return nil
+}
+
+// repoRoot walks up from the working directory to the one holding go.work.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.work above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// alive reports whether pid runs. A zombie does not count: a daemon started
+// in the background by a script is reparented, and its reaper may be slow.
+func alive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name: "pid (comm) S ...".
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+	return !strings.HasPrefix(strings.TrimSpace(rest), "Z")
+}
