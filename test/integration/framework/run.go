@@ -34,6 +34,11 @@ func Run(m *testing.M, env **Env) int {
 	if err != nil {
 		return fail("locating the repository: %v", err)
 	}
+	unlock, err := lockEnvironment()
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer unlock()
 	e, err := up(root)
 	if err != nil {
 		code := fail("the test environment did not start: %v", err)
@@ -54,6 +59,28 @@ func Run(m *testing.M, env **Env) int {
 		}
 	}
 	return code
+}
+
+// lockEnvironment serialises test packages machine-wide: the environment
+// uses fixed names (bridge, cgroup parents, state directories), so two
+// packages sharing it would tear it down under each other.
+func lockEnvironment() (unlock func(), err error) {
+	if err := os.MkdirAll(stateDir(), 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(stateDir(), "integration.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		fmt.Fprintf(os.Stderr, "integration framework: waiting for another test run to release %s\n", path)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+	}
+	return func() { f.Close() }, nil
 }
 
 func fail(format string, args ...any) int {
