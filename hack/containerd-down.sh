@@ -13,38 +13,13 @@
 set -euo pipefail
 shopt -s inherit_errexit
 
-DIR=${NODEAGENT_CONTAINERD_DIR:-/var/lib/nodeagent-test/containerd}
+source "$(dirname "${BASH_SOURCE[0]}")/containerd-common.sh"
 PURGE=${NODEAGENT_CONTAINERD_PURGE:-0}
 # k8s.io: containerd's own parent when a sandbox has no cgroup parent
 # (/k8s.io/<id>); nodeagent: the parent the agent passes (/nodeagent/...).
 CGROUP_PARENTS=${NODEAGENT_CGROUP_PARENTS:-k8s.io nodeagent}
 
-# Keep these in step with containerd-up.sh.
-SOCK=$DIR/containerd.sock
-PIDFILE=$DIR/containerd.pid
-CONFIG=$DIR/config.toml
-ROOT=$DIR/root
-STATE=$DIR/state
-CNI_IPAM_DIR=$DIR/cni/ipam
-CNI_NETWORK=nodeagent
-CNI_BRIDGE=nodeagent0
-POD_SUBNET=10.233.0.0/24
-NAMESPACE=k8s.io
 STOP_TIMEOUT=10
-
-log() {
-	echo "containerd-down.sh: $*" >&2
-}
-
-ctr_() {
-	timeout 10 ctr -a "$SOCK" -n "$NAMESPACE" "$@"
-}
-
-alive() {
-	local state
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ $state != Z ]]
-}
 
 # wait_gone <seconds> <pid>...: true once all have exited.
 wait_gone() {
@@ -58,12 +33,6 @@ wait_gone() {
 	done
 }
 
-# Matches on a captured string: `| grep -q` could stop reading early, and
-# the writer's SIGPIPE would fail the pipe under pipefail.
-cmdline_has() {
-	[[ $(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline") == *"$2"* ]]
-}
-
 # pids_with <process name> <cmdline fragment>: live processes of that name
 # whose command line contains the fragment. Matching our own config or
 # socket keeps any other containerd on the machine out of reach.
@@ -73,24 +42,6 @@ pids_with() {
 		alive "$pid" && cmdline_has "$pid" "$2" && echo "$pid"
 	done
 	return 0
-}
-
-# cri_call <method> [pod sandbox id]: a CRI v1 RuntimeService call whose
-# request is empty or has the id as field 1, hand-encoded as a gRPC frame and
-# sent with curl over HTTP/2 (crictl is neither packaged nor fetchable here).
-cri_call() {
-	local method=$1 id=${2:-} frame='\0\0\0\0\0' status
-	if [[ -n $id ]]; then
-		((${#id} < 126)) || return 1
-		frame=$(printf '\\0\\0\\0\\0\\x%02x\\x0a\\x%02x' $((${#id} + 2)) ${#id})
-	fi
-	# shellcheck disable=SC2059 # the frame is a format of escapes only
-	status=$(printf "$frame%s" "$id" |
-		timeout 30 curl -s --http2-prior-knowledge --unix-socket "$SOCK" \
-			-H 'content-type: application/grpc' -H 'te: trailers' --data-binary @- \
-			-o /dev/null -D - "http://localhost/runtime.v1.RuntimeService/$method" 2>/dev/null |
-		tr -d '\r' | sed -n 's/^grpc-status: *//p' | tail -1) || return 1
-	[[ $status == 0 ]]
 }
 
 # Through the CRI first: StopPodSandbox runs CNI DEL (IP released, netns
@@ -134,7 +85,7 @@ revive_for_cleanup() {
 	compgen -G "$ROOT/io.containerd.grpc.v1.cri/sandboxes/*" >/dev/null ||
 		compgen -G "$STATE/io.containerd.runtime.v2.task/$NAMESPACE/*" >/dev/null || return 0
 	log "containerd stopped with pods left; restarting it to remove them"
-	setsid containerd --config "$CONFIG" </dev/null >>"$DIR/containerd.log" 2>&1 9>&- &
+	setsid containerd --config "$CONFIG" </dev/null >>"$LOG" 2>&1 9>&- &
 	pid=$!
 	echo "$pid" >"$PIDFILE"
 	until cri_call Version; do

@@ -12,38 +12,13 @@ set -euo pipefail
 shopt -s inherit_errexit
 
 HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-DIR=${NODEAGENT_CONTAINERD_DIR:-/var/lib/nodeagent-test/containerd}
 CACHE=${NODEAGENT_CACHE:-${HOME:-/root}/.cache/nodeagent}
-
-# Keep these in step with containerd-down.sh.
-SOCK=$DIR/containerd.sock
-PIDFILE=$DIR/containerd.pid
-CONFIG=$DIR/config.toml
-LOG=$DIR/containerd.log
-ROOT=$DIR/root
-STATE=$DIR/state
-CNI_CONF_DIR=$DIR/cni/net.d
-CNI_IPAM_DIR=$DIR/cni/ipam
-LOG_ROOT=$DIR/pod-logs
-ENV_FILE=$DIR/env
-CNI_BIN_DIR=/usr/lib/cni
-CNI_NETWORK=nodeagent
-CNI_BRIDGE=nodeagent0
-POD_SUBNET=10.233.0.0/24
-NAMESPACE=k8s.io
+source "$HACK/containerd-common.sh"
 START_TIMEOUT=30
 
 die() {
 	echo "containerd-up.sh: $*" >&2
 	exit 1
-}
-
-log() {
-	echo "containerd-up.sh: $*" >&2
-}
-
-ctr_() {
-	timeout 10 ctr -a "$SOCK" -n "$NAMESPACE" "$@"
 }
 
 # Installs what is missing, with one `apt-get update` first (the package lists
@@ -78,20 +53,6 @@ running_pid() {
 	[[ $pid =~ ^[0-9]+$ ]] || return 1
 	[[ $(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") == *"--config $CONFIG "* ]] || return 1
 	echo "$pid"
-}
-
-# A real CRI v1 call (RuntimeService/Version, empty request) made with curl
-# over HTTP/2, since crictl is neither packaged nor fetchable here. The CRI
-# service answers "not initialized" for a while after containerd listens,
-# which `ctr plugins ls` would not show.
-cri_ready() {
-	local status
-	status=$(printf '\0\0\0\0\0' | timeout 5 curl -s --http2-prior-knowledge \
-		--unix-socket "$SOCK" -H 'content-type: application/grpc' -H 'te: trailers' \
-		--data-binary @- -o /dev/null -D - \
-		http://localhost/runtime.v1.RuntimeService/Version 2>/dev/null |
-		tr -d '\r' | sed -n 's/^grpc-status: *//p' | tail -1) || return 1
-	[[ $status == 0 ]]
 }
 
 # Tests for overlayfs on the filesystem that holds the snapshots: mounting is
@@ -216,16 +177,10 @@ fail_start() {
 	exit 1
 }
 
-alive() {
-	local state
-	state=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ $state != Z ]]
-}
-
 # wait_ready <pid>
 wait_ready() {
 	local pid=$1 deadline=$((SECONDS + START_TIMEOUT))
-	until cri_ready; do
+	until cri_call Version; do
 		alive "$pid" || fail_start "containerd exited"
 		((SECONDS < deadline)) || fail_start "the CRI did not answer within ${START_TIMEOUT}s"
 		sleep 0.1

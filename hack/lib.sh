@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for hack/ scripts; source it, do not run it.
 
 # repo_root prints the repository root (the directory holding go.work).
