@@ -1,0 +1,72 @@
+package podworkers
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestGracePeriod(t *testing.T) {
+	i := func(v int64) *int64 { return &v }
+	withSpec := func(g *int64) *corev1.Pod { return &corev1.Pod{Spec: corev1.PodSpec{TerminationGracePeriodSeconds: g}} }
+	deleting := func(g int64) *corev1.Pod { p := withSpec(i(60)); p.DeletionGracePeriodSeconds = &g; return p }
+	tests := []struct {
+		name     string
+		current  int64
+		pod      *corev1.Pod
+		override *int64
+		want     int64
+	}{
+		{"spec", 0, withSpec(i(45)), nil, 45},
+		{"no spec: the API default", 0, withSpec(nil), nil, 30},
+		{"no pod: the API default", 0, nil, nil, 30},
+		{"override below spec", 0, withSpec(i(45)), i(10), 10},
+		{"override above spec still wins first", 0, withSpec(i(45)), i(90), 90},
+		{"deletion grace", 0, deleting(20), nil, 20},
+		{"shortest of deletion and override", 0, deleting(20), i(5), 5},
+		{"never lengthened", 10, deleting(20), i(30), 10},
+		{"shortened", 10, withSpec(i(45)), i(3), 3},
+		{"zero is one", 0, withSpec(i(45)), i(0), 1},
+		{"negative is one", 10, nil, i(-5), 1},
+	}
+	for _, tt := range tests {
+		if got := gracePeriod(tt.current, tt.pod, tt.override); got != tt.want {
+			t.Errorf("%s: gracePeriod = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestChainStatusAppliesInOrder(t *testing.T) {
+	var st corev1.PodStatus
+	chainStatus(nil)(&st) // a no-op, never nil
+	chainStatus([]func(*corev1.PodStatus){
+		func(s *corev1.PodStatus) { s.Reason, s.Message = "Preempted", "first" },
+		func(s *corev1.PodStatus) { s.Reason = "Evicted" },
+	})(&st)
+	if st.Reason != "Evicted" || st.Message != "first" {
+		t.Errorf("status = %q %q, want the later kill's reason over the earlier kill's message", st.Reason, st.Message)
+	}
+}
+
+func TestPodUpdateMergeKeepsWhatIsMissing(t *testing.T) {
+	spec1, spec2 := specV(1), specV(2)
+	mirror := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "m"}}
+	rt := &RuntimePod{UID: "a"}
+	tests := []struct {
+		name         string
+		older, newer podUpdate
+		want         podUpdate
+	}{
+		{"newer spec, mirror kept", podUpdate{Create, spec1, mirror, nil}, podUpdate{Update, spec2, nil, nil}, podUpdate{Update, spec2, mirror, nil}},
+		{"a kill without spec keeps the spec", podUpdate{Update, spec1, mirror, nil}, podUpdate{Kill, nil, nil, rt}, podUpdate{Kill, spec1, mirror, rt}},
+		{"everything new", podUpdate{Create, spec1, nil, nil}, podUpdate{Sync, spec2, mirror, nil}, podUpdate{Sync, spec2, mirror, nil}},
+	}
+	for _, tt := range tests {
+		got := tt.older.merge(tt.newer)
+		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(podUpdate{})); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
