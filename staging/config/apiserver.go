@@ -1,0 +1,83 @@
+package config
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// APIServerOptions configure an APIServerSource. All but Logger are
+// required.
+type APIServerOptions struct {
+	// Client reads pods, normally as the node's identity.
+	Client   kubernetes.Interface
+	NodeName string
+	Sink     Sink
+	Logger   logr.Logger
+}
+
+// APIServerSource lists and watches the pods bound to this node
+// (spec.nodeName) and sends all of them as a SET after every change.
+type APIServerSource struct {
+	opts APIServerOptions
+	log  logr.Logger
+}
+
+// NewAPIServerSource returns an APIServerSource, or an error naming a
+// missing option.
+func NewAPIServerSource(opts APIServerOptions) (*APIServerSource, error) {
+	switch {
+	case opts.Client == nil:
+		return nil, errors.New("config: APIServerOptions.Client is required")
+	case opts.NodeName == "":
+		return nil, errors.New("config: APIServerOptions.NodeName is required")
+	case opts.Sink == nil:
+		return nil, errors.New("config: APIServerOptions.Sink is required")
+	}
+	return &APIServerSource{opts: opts, log: opts.Logger.WithName("apiserver-source").WithValues("node", opts.NodeName)}, nil
+}
+
+// Run lists and watches until ctx ends, and returns nil then. The
+// reflector re-lists on its own after watch failures.
+func (s *APIServerSource) Run(ctx context.Context) error {
+	selector := fields.OneTermEqualSelector("spec.nodeName", s.opts.NodeName).String()
+	pods := s.opts.Client.CoreV1().Pods(metav1.NamespaceAll)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = selector
+			return pods.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = selector
+			return pods.Watch(ctx, o)
+		},
+	}
+	// The store calls push with every pod it holds after each change.
+	push := func(objs []any) {
+		update := podtypes.PodUpdate{Op: podtypes.SET, Source: podtypes.APIServerSource, Pods: make([]*corev1.Pod, 0, len(objs))}
+		for _, o := range objs {
+			if pod, ok := o.(*corev1.Pod); ok {
+				// The store keeps its objects; the sink owns what it gets.
+				update.Pods = append(update.Pods, pod.DeepCopy())
+			}
+		}
+		if err := s.opts.Sink.Merge(ctx, update); err != nil && ctx.Err() == nil {
+			s.log.Error(err, "The sink refused an update")
+		}
+	}
+	store := cache.NewUndeltaStore(push, cache.MetaNamespaceKeyFunc)
+	r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, s.opts.Client),
+		&corev1.Pod{}, store, cache.ReflectorOptions{Name: "nodeagent-apiserver-source"})
+	r.RunWithContext(logr.NewContext(ctx, s.log))
+	return nil
+}

@@ -1,0 +1,106 @@
+package config
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+func boundPod(name, uid string) *corev1.Pod {
+	p := testPod(name, uid)
+	p.Spec.NodeName = testNode
+	return p
+}
+
+// TestAPIServerSourceSendsSnapshots runs the source against the fake
+// clientset (which ignores field selectors; the integration test checks
+// those against a real apiserver) into an incremental merger.
+func TestAPIServerSourceSendsSnapshots(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cs := fake.NewClientset(boundPod("a", "ua"))
+	m := NewMerger(MergerOptions{Buffer: 100})
+	src, err := NewAPIServerSource(APIServerOptions{Client: cs, NodeName: testNode, Sink: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+	expect(t, m, "ADD api [api:a]")
+	if !m.SeenAllSources(podtypes.APIServerSource) {
+		t.Error("the apiserver source is not seen after its first list")
+	}
+
+	pods := cs.CoreV1().Pods("default")
+	if _, err := pods.Create(ctx, boundPod("b", "ub"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, m, "ADD api [api:b]")
+
+	changed := boundPod("a", "ua")
+	changed.Spec.Containers[0].Image = "img:2"
+	if _, err := pods.Update(ctx, changed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, m, "UPDATE api [api:a]")
+
+	status := changed.DeepCopy()
+	status.Status.Phase = corev1.PodRunning
+	if _, err := pods.UpdateStatus(ctx, status, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, m, "RECONCILE api [api:a]")
+
+	deleting := status.DeepCopy()
+	ts := metav1.Now()
+	deleting.DeletionTimestamp, deleting.DeletionGracePeriodSeconds = &ts, new(int64(30))
+	if _, err := pods.Update(ctx, deleting, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, m, "DELETE api [api:a]")
+
+	if err := pods.Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, m, "REMOVE api [api:a]")
+}
+
+func TestAPIServerSourceEmptyNodeIsReady(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sink := make(chanSink, 10)
+	src, err := NewAPIServerSource(APIServerOptions{Client: fake.NewClientset(), NodeName: testNode, Sink: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx) }()
+	u := next(t, sink)
+	if u.Op != podtypes.SET || u.Source != podtypes.APIServerSource || len(u.Pods) != 0 {
+		t.Errorf("first update = %s, want an empty api SET", summarize(u))
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run = %v", err)
+	}
+}
+
+func TestNewAPIServerSourceNeedsItsOptions(t *testing.T) {
+	sink := chanSink(make(chan podtypes.PodUpdate))
+	cs := fake.NewClientset()
+	for _, opts := range []APIServerOptions{{NodeName: "n", Sink: sink}, {Client: cs, Sink: sink}, {Client: cs, NodeName: "n"}} {
+		if _, err := NewAPIServerSource(opts); err == nil {
+			t.Errorf("NewAPIServerSource(%+v) succeeded", opts)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+// Package config is where a node agent learns which pods to run: three
+// sources (a directory of static pod manifests, an HTTP URL, the
+// apiserver) feeding a Merger that emits one typed stream of
+// podtypes.PodUpdate.
+//
+//	merger := config.NewMerger(config.MergerOptions{Mode: config.Incremental, Logger: log})
+//	files, err := config.NewFileSource(config.FileOptions{Path: "/etc/nodeagent/manifests", NodeName: node, Sink: merger})
+//	api, err := config.NewAPIServerSource(config.APIServerOptions{Client: cs, NodeName: node, Sink: merger})
+//	go files.Run(ctx) // every source's Run ends with ctx
+//	go api.Run(ctx)
+//	for u := range merger.Updates() { ... } // until ctx ends
+//	ready := merger.SeenAllSources(podtypes.FileSource, podtypes.APIServerSource)
+//
+// # Sources
+//
+// Each source sends its complete set of pods (a SET) to a Sink whenever it
+// changes. The file source watches its directory with inotify and reads a
+// file once it has been quiet for a few milliseconds (Debounce), re-reading
+// only that file; a periodic full re-read catches what inotify cannot see.
+// Hidden files, editor swap, backup and temporary files, and names without
+// a manifest extension are ignored. A missing directory counts as no pods
+// and is retried with backoff. The HTTP source polls; the apiserver source
+// is a reflector over the pods bound to this node.
+//
+// # Manifests
+//
+// ParseManifest is what the file and HTTP sources apply to each manifest:
+// strict decoding of one YAML or JSON document holding a v1 Pod or PodList
+// (unknown and duplicate fields refused), the core/v1 defaults, the static
+// pod identity (name <name>-<node>, namespace default, a UID hashing the
+// defaulted manifest, node and origin, the source, hash and seen
+// annotations) and validation. A refusal is a *ManifestError naming the
+// origin, each offending field and why; it matches ErrManifest and a
+// reason's sentinel with errors.Is. A refused file never changes other
+// pods, and a file that turns invalid keeps its last accepted pods until
+// it is fixed or removed. FileSource.Errors and HTTPSource.Err tell what is
+// refused now; every refusal is also logged, counted and sent to the
+// EventRecorder.
+//
+// # Merging
+//
+// The Merger keeps each source's pods apart and finds, for every update,
+// what was added, updated (spec, labels, deletion fields, annotations other
+// than config.seen), deleted gracefully, removed, or changed in status only
+// (reconciled). How that is reported depends on the Mode: Incremental,
+// Snapshot or SnapshotAndUpdates. A source is seen after its first SET.
+// Only one non-mirror pod may hold a full name across all sources: a later
+// claimant is refused, reported, listed by Refused, and admitted once the
+// name is free.
+//
+// # Metrics
+//
+// NewMetrics registers pickup latency (file event to update sent),
+// refusals by source and reason, and updates by source and operation on a
+// registry the caller passes; nothing is registered globally.
+package config

@@ -1,0 +1,283 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"k8s.io/utils/clock"
+)
+
+var errWatchEnded = errors.New("the watch ended")
+
+// Run watches the manifests until ctx ends, and returns nil then. A
+// missing path is not an error: it counts as no pods, and is retried with
+// backoff until it appears. Any other failure (the watch breaks, the
+// directory cannot be listed) keeps the pods and starts over after the
+// same backoff.
+func (s *FileSource) Run(ctx context.Context) error {
+	const retryMin = 50 * time.Millisecond
+	delay := retryMin
+	for {
+		started, err := s.session(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if started {
+			delay = retryMin
+		}
+		// Only a path that is gone takes its pods with it; a watch that
+		// failed otherwise starts over, keeping them.
+		if _, statErr := os.Stat(s.opts.Path); errors.Is(statErr, fs.ErrNotExist) {
+			if s.pathMissing(ctx, statErr) != nil {
+				return nil
+			}
+		} else {
+			s.log.Error(err, "Watching the manifests failed; starting over")
+			s.mu.Lock()
+			s.published[s.opts.Path] = fmt.Errorf("%s: %w", s.opts.Path, err)
+			s.mu.Unlock()
+		}
+		t := s.opts.Clock.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C():
+		}
+		delay = min(2*delay, s.opts.RetryMax)
+	}
+}
+
+// pathMissing drops every pod and records why, once per disappearance.
+func (s *FileSource) pathMissing(ctx context.Context, cause error) error {
+	err := fmt.Errorf("%s: %w: %w", s.opts.Path, ErrPathMissing, cause)
+	s.mu.Lock()
+	_, known := s.published[s.opts.Path]
+	s.published[s.opts.Path] = err
+	s.mu.Unlock()
+	if !known {
+		s.log.Info("Manifest path is not there; retrying", "reason", cause.Error())
+	}
+	hadPods := len(s.state.pods()) > 0
+	for _, path := range s.state.paths() {
+		s.state.drop(path)
+		s.clearError(path)
+	}
+	if hadPods || !s.sent {
+		return s.emit(ctx) // no pods, and the source is ready
+	}
+	return nil
+}
+
+// session watches the path while it exists. started says whether it got
+// as far as a first full read.
+func (s *FileSource) session(ctx context.Context) (started bool, err error) {
+	fi, err := os.Stat(s.opts.Path)
+	if err != nil {
+		return false, err
+	}
+	dir := s.opts.Path
+	s.singleFile = ""
+	if !fi.IsDir() {
+		dir, s.singleFile = filepath.Dir(s.opts.Path), filepath.Base(s.opts.Path)
+	}
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		if err = w.Add(dir); err != nil {
+			w.Close()
+		}
+	}
+	if err != nil {
+		s.log.Error(err, "inotify is unavailable; falling back to periodic re-reads", "interval", s.opts.ResyncInterval)
+		w = nil
+	} else {
+		defer w.Close()
+	}
+	s.mu.Lock()
+	delete(s.published, s.opts.Path)
+	s.mu.Unlock()
+	if err := s.scan(ctx); err != nil {
+		return false, err
+	}
+	return true, s.loop(ctx, w, dir)
+}
+
+// scan re-reads every manifest and sends the pods if they changed, or if
+// nothing was sent yet.
+func (s *FileSource) scan(ctx context.Context) error {
+	changed := false
+	seen := make(map[string]bool)
+	if s.singleFile != "" {
+		changed = s.refresh(s.opts.Path)
+		seen[s.opts.Path] = true
+	} else {
+		ents, err := os.ReadDir(s.opts.Path)
+		if err != nil {
+			return err
+		}
+		for _, ent := range ents { // lexical order: the first file wins a name
+			if !s.candidate(ent.Name()) {
+				continue
+			}
+			path := filepath.Join(s.opts.Path, ent.Name())
+			seen[path] = true
+			changed = s.refresh(path) || changed
+		}
+	}
+	for _, path := range s.state.paths() {
+		if !seen[path] {
+			changed = s.forget(path) || changed
+		}
+	}
+	if changed || !s.sent {
+		return s.emit(ctx)
+	}
+	return ctx.Err()
+}
+
+// pendingFile is a file with unread events.
+type pendingFile struct {
+	first, last time.Time
+}
+
+// loop handles events until ctx ends or the path goes away.
+func (s *FileSource) loop(ctx context.Context, w *fsnotify.Watcher, dir string) error {
+	var events chan fsnotify.Event
+	var watchErrs chan error
+	if w != nil {
+		events, watchErrs = w.Events, w.Errors
+	}
+	resync := s.opts.Clock.NewTimer(s.opts.ResyncInterval)
+	defer resync.Stop()
+	var debounce clock.Timer
+	defer func() {
+		if debounce != nil {
+			debounce.Stop()
+		}
+	}()
+	pending := make(map[string]*pendingFile)
+	rescan := false
+
+	for {
+		var fire <-chan time.Time
+		if debounce != nil {
+			fire = debounce.C()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				return errWatchEnded
+			}
+			if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+				return fmt.Errorf("%s was removed or renamed", dir)
+			}
+			path, full := s.classify(ev)
+			now := s.opts.Clock.Now()
+			switch {
+			case full:
+				rescan = true
+			case path != "":
+				if p := pending[path]; p != nil {
+					p.last = now
+				} else {
+					pending[path] = &pendingFile{first: now, last: now}
+				}
+			default:
+				continue
+			}
+			if debounce == nil {
+				debounce = s.opts.Clock.NewTimer(s.opts.Debounce)
+			}
+		case err, ok := <-watchErrs:
+			if !ok {
+				return errWatchEnded
+			}
+			s.log.Error(err, "inotify reported an error; re-reading everything")
+			rescan = true
+			if debounce == nil {
+				debounce = s.opts.Clock.NewTimer(s.opts.Debounce)
+			}
+		case <-fire:
+			debounce = nil
+			next, err := s.flush(ctx, pending, &rescan)
+			if err != nil {
+				return err
+			}
+			if next > 0 {
+				debounce = s.opts.Clock.NewTimer(next)
+			}
+		case <-resync.C():
+			if err := s.scan(ctx); err != nil {
+				return err
+			}
+			resync.Reset(s.opts.ResyncInterval)
+		}
+	}
+}
+
+// classify maps an event to the manifest it concerns, or asks for a full
+// re-read when a directory or symlink (such as an atomic writer's ..data)
+// changed, since that can change what the manifests resolve to.
+func (s *FileSource) classify(ev fsnotify.Event) (path string, rescan bool) {
+	name := filepath.Base(ev.Name)
+	if s.candidate(name) {
+		return ev.Name, false
+	}
+	if s.singleFile != "" || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Chmod) {
+		return "", false
+	}
+	fi, err := os.Lstat(ev.Name)
+	if err != nil {
+		// Gone: only a link or directory that manifests resolve through
+		// matters, and there is no telling any more; re-read if it was
+		// hidden like an atomic writer's links.
+		return "", strings.HasPrefix(name, "..")
+	}
+	return "", fi.IsDir() || fi.Mode()&os.ModeSymlink != 0
+}
+
+// flush reads the files that are due, sends the pods if they changed, and
+// returns when to fire next (0: nothing pending).
+func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile, rescan *bool) (time.Duration, error) {
+	now := s.opts.Clock.Now()
+	maxWait := 10 * s.opts.Debounce
+	var due []*pendingFile
+	changed := false
+	if *rescan {
+		*rescan = false
+		if err := s.scan(ctx); err != nil {
+			return 0, err
+		}
+	}
+	var next time.Duration
+	for path, p := range pending {
+		wait := min(p.last.Add(s.opts.Debounce).Sub(now), p.first.Add(maxWait).Sub(now))
+		if wait > 0 {
+			if next == 0 || wait < next {
+				next = wait
+			}
+			continue
+		}
+		delete(pending, path)
+		due = append(due, p)
+		changed = s.refresh(path) || changed
+	}
+	if changed {
+		if err := s.emit(ctx); err != nil {
+			return 0, err
+		}
+		for _, p := range due {
+			s.opts.Metrics.observePickup(s.opts.Clock.Since(p.first))
+		}
+	}
+	return next, nil
+}

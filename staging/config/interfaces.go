@@ -1,0 +1,48 @@
+package config
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// Sink receives the updates of a source. *Merger is the Sink the agent
+// uses; a test may pass its own.
+type Sink interface {
+	// Merge takes ownership of update.Pods: the source must not touch them
+	// afterwards. It blocks until the update is applied and its
+	// notifications are delivered, or ctx ends.
+	Merge(ctx context.Context, update podtypes.PodUpdate) error
+}
+
+// EventRecorder is the part of client-go's record.EventRecorder that the
+// sources and the merger use to report refusals; pass a real recorder to
+// turn them into Kubernetes events, or record.FakeRecorder in tests.
+type EventRecorder interface {
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
+// nopRecorder discards events when no recorder is configured.
+type nopRecorder struct{}
+
+func (nopRecorder) Eventf(runtime.Object, string, string, string, ...any) {}
+
+// nodeReference is the object that events about manifests are attached to
+// when no pod exists yet: this node, referenced as the kubelet does (its
+// UID is its name).
+func nodeReference(nodeName string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Node", Name: nodeName, UID: types.UID(nodeName)}
+}
+
+// copyPods deep-copies pods, so that what a receiver gets is its own.
+func copyPods(pods []*corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(pods))
+	for i, p := range pods {
+		out[i] = p.DeepCopy()
+	}
+	return out
+}

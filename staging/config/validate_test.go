@@ -1,0 +1,104 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// podWithSpec is a manifest of pod "web" whose spec is the given YAML.
+func podWithSpec(spec string) string {
+	return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n" + spec
+}
+
+func TestParseManifestValidation(t *testing.T) {
+	const c = "  containers:\n  - name: main\n    image: nginx:1\n"
+	tests := []struct {
+		name     string
+		manifest string
+		field    string // every error must name this field
+		detail   string
+	}{
+		{"missing name", strings.Replace(manifest("web", "i"), "  name: web\n", "  labels: {a: b}\n", 1), "metadata.name", "Required value"},
+		{"name not DNS-1123", manifest("Web_Server", "i"), "metadata.name", "RFC 1123 subdomain"},
+		{"name too long with the node suffix", manifest(strings.Repeat("a", 250), "i"), "metadata.name", "253"},
+		{"bad namespace", strings.Replace(manifest("web", "i"), "  name: web\n", "  name: web\n  namespace: Kube_System\n", 1), "metadata.namespace", "RFC 1123 label"},
+		{"bad label", strings.Replace(manifest("web", "i"), "  name: web\n", "  name: web\n  labels: {\"a b\": c}\n", 1), "metadata.labels", "name part must consist"},
+		{"mirror annotation", strings.Replace(manifest("web", "i"), "  name: web\n", "  name: web\n  annotations: {kubernetes.io/config.mirror: x}\n", 1), "metadata.annotations[kubernetes.io/config.mirror]", "mirror pod"},
+		{"deletion requested", strings.Replace(manifest("web", "i"), "  name: web\n", "  name: web\n  deletionTimestamp: \"2026-01-01T00:00:00Z\"\n", 1), "metadata.deletionTimestamp", "cannot request its own deletion"},
+		{"no containers", podWithSpec("  containers: []\n"), "spec.containers", "at least one container"},
+		{"no spec", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n", "spec.containers", "at least one container"},
+		{"duplicate containers", podWithSpec(c + "  - name: main\n    image: other:1\n"), "spec.containers[1].name", `Duplicate value: "main"`},
+		{"init container shares a name", podWithSpec(c + "  initContainers:\n  - name: main\n    image: init:1\n"), "spec.containers[0].name", `Duplicate value: "main"`},
+		{"container name not a label", podWithSpec("  containers:\n  - name: Main.1\n    image: i\n"), "spec.containers[0].name", "RFC 1123 label"},
+		{"container without a name", podWithSpec("  containers:\n  - image: i\n"), "spec.containers[0].name", "Required value"},
+		{"empty image", podWithSpec("  containers:\n  - name: main\n    image: \"\"\n"), "spec.containers[0].image", "needs an image"},
+		{"image with spaces", podWithSpec("  containers:\n  - name: main\n    image: \" nginx\"\n"), "spec.containers[0].image", "whitespace"},
+		{"port zero", podWithSpec(c + "    ports: [{containerPort: 0}]\n"), "spec.containers[0].ports[0].containerPort", "Required value"},
+		{"port too large", podWithSpec(c + "    ports: [{containerPort: 70000}]\n"), "spec.containers[0].ports[0].containerPort", "between 1 and 65535"},
+		{"host port too large", podWithSpec(c + "    ports: [{containerPort: 80, hostPort: 65536}]\n"), "spec.containers[0].ports[0].hostPort", "between 1 and 65535"},
+		{"bad protocol", podWithSpec(c + "    ports: [{containerPort: 80, protocol: HTTP}]\n"), "spec.containers[0].ports[0].protocol", `"HTTP"`},
+		{"duplicate port names", podWithSpec(c + "    ports: [{containerPort: 80, name: web}, {containerPort: 81, name: web}]\n"), "spec.containers[0].ports[1].name", "Duplicate"},
+		{"bad port name", podWithSpec(c + "    ports: [{containerPort: 80, name: Web_Port}]\n"), "spec.containers[0].ports[0].name", "alpha-numeric"},
+		{"host network port mismatch", podWithSpec("  hostNetwork: true\n" + c + "    ports: [{containerPort: 80, hostPort: 8080}]\n"), "spec.containers[0].ports[0].hostPort", "must equal containerPort"},
+		{"bad restart policy", podWithSpec("  restartPolicy: Sometimes\n" + c), "spec.restartPolicy", `"Sometimes"`},
+		{"bad dns policy", podWithSpec("  dnsPolicy: Google\n" + c), "spec.dnsPolicy", `"Google"`},
+		{"dns policy None without config", podWithSpec("  dnsPolicy: None\n" + c), "spec.dnsConfig", "needs a dnsConfig"},
+		{"negative grace period", podWithSpec("  terminationGracePeriodSeconds: -1\n" + c), "spec.terminationGracePeriodSeconds", "must be >= 0"},
+		{"zero active deadline", podWithSpec("  activeDeadlineSeconds: 0\n" + c), "spec.activeDeadlineSeconds", "must be > 0"},
+		{"bad pull policy", podWithSpec(c + "    imagePullPolicy: Sometimes\n"), "spec.containers[0].imagePullPolicy", `"Sometimes"`},
+		{"bad env name", podWithSpec(c + "    env: [{name: \"1=bad\", value: x}]\n"), "spec.containers[0].env[0].name", "valid environment variable name"},
+		{"duplicate volumes", podWithSpec(c + "  volumes: [{name: data, emptyDir: {}}, {name: data, emptyDir: {}}]\n"), "spec.volumes[1].name", "Duplicate"},
+		{"volume with two sources", podWithSpec(c + "  volumes: [{name: data, emptyDir: {}, hostPath: {path: /x}}]\n"), "spec.volumes[0]", "exactly one source, found 2"},
+		{"relative host path", podWithSpec(c + "  volumes: [{name: data, hostPath: {path: var/x}}]\n"), "spec.volumes[0].hostPath.path", "absolute"},
+		{"mount of an unknown volume", podWithSpec(c + "    volumeMounts: [{name: nope, mountPath: /x}]\n"), "spec.containers[0].volumeMounts[0].name", "Not found"},
+		{"request above the limit", podWithSpec(c + "    resources: {limits: {cpu: 100m}, requests: {cpu: 200m}}\n"), "spec.containers[0].resources.requests[cpu]", "less than or equal to the limit"},
+		{"negative request", podWithSpec(c + "    resources: {requests: {memory: -1Gi}}\n"), "spec.containers[0].resources.requests[memory]", "greater than or equal to 0"},
+		{"ephemeral containers", podWithSpec(c + "  ephemeralContainers: [{name: dbg, image: busybox}]\n"), "spec.ephemeralContainers", "ephemeral"},
+		{"service account", podWithSpec("  serviceAccountName: admin\n" + c), "spec.serviceAccountName", "may not reference service accounts"},
+		{"secret volume", podWithSpec(c + "  volumes: [{name: s, secret: {secretName: x}}]\n"), "spec.volumes[0].secret", "may not reference secrets"},
+		{"config map env", podWithSpec(c + "    envFrom: [{configMapRef: {name: x}}]\n"), "spec.containers[0].envFrom[0].configMapRef", "may not reference config maps"},
+		{"projected token", podWithSpec(c + "  volumes: [{name: t, projected: {sources: [{serviceAccountToken: {path: t}}]}}]\n"), "spec.volumes[0].projected.sources[0].serviceAccountToken", "service accounts"},
+		{"claim", podWithSpec(c + "  volumes: [{name: d, persistentVolumeClaim: {claimName: x}}]\n"), "spec.volumes[0].persistentVolumeClaim", "persistent volume claims"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pods, err := ParseManifest([]byte(tt.manifest), ParseOptions{NodeName: "node1", Source: podtypes.FileSource, Origin: "/m/web.yaml"})
+			var me *ManifestError
+			if !errors.As(err, &me) {
+				t.Fatalf("ParseManifest = %d pods, %v; want a *ManifestError", len(pods), err)
+			}
+			if me.Reason != ReasonInvalid || !errors.Is(err, ErrInvalid) {
+				t.Errorf("reason %s, want Invalid: %v", me.Reason, err)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "/m/web.yaml: pod is invalid: ") || !strings.Contains(msg, tt.field+": ") || !strings.Contains(msg, tt.detail) {
+				t.Errorf("error %q\nwant it to name the file, the field %q and contain %q", msg, tt.field, tt.detail)
+			}
+		})
+	}
+}
+
+func TestParseManifestAcceptsAFullPod(t *testing.T) {
+	full := podWithSpec(`  hostNetwork: true
+  priorityClassName: system-node-critical
+  initContainers:
+  - {name: setup, image: "busybox:1.36", command: [sh, -c, "true"]}
+  containers:
+  - name: main
+    image: registry.local:5000/etcd:3.5
+    ports: [{name: client, containerPort: 2379}, {containerPort: 2380, protocol: TCP}]
+    env: [{name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]
+    volumeMounts: [{name: data, mountPath: /var/lib/etcd}, {name: info, mountPath: /etc/podinfo}]
+    resources: {requests: {cpu: 100m}, limits: {cpu: "1", memory: 1Gi}}
+    livenessProbe: {httpGet: {port: 2381, path: /health}}
+  volumes:
+  - {name: data, hostPath: {path: /var/lib/etcd, type: DirectoryOrCreate}}
+  - {name: info, downwardAPI: {items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}]}}
+`)
+	if _, err := ParseManifest([]byte(full), ParseOptions{NodeName: "node1", Source: podtypes.FileSource, Origin: "/m/etcd.yaml"}); err != nil {
+		t.Fatalf("a full, valid pod was refused: %v", err)
+	}
+}
