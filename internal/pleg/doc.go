@@ -1,0 +1,20 @@
+// Package pleg is the pod lifecycle event generator: it relists the
+// runtime's pods at an interval, turns what changed since the previous
+// relist into typed events, and keeps a cache of pod statuses that the pod
+// workers read.
+//
+//	p, err := pleg.New(pleg.Options{Runtime: rt})   // rt: *runtime.Runtime
+//	go p.Start(ctx)                                  // relists until ctx ends
+//	for e := range p.Events() {                      // e.ID, e.Type, e.Data
+//		// wake the pod's worker
+//	}
+//
+//	// In a pod worker: the status as of after its own last action.
+//	status, err := p.Cache().GetNewerThan(ctx, uid, lastSyncTime)
+//
+// Each relist lists pods and containers (two cheap list calls), compares
+// their states with the previous relist, and fetches the full status only
+// of the pods that changed. Every cached status is then known to be
+// current as of the relist's start, which is what GetNewerThan waits for:
+// a worker that acted at time t sees a status observed after t.
+package pleg

@@ -1,0 +1,252 @@
+package pleg
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
+)
+
+// fakeRuntime serves a settable list of pods; a pod's status is derived
+// from it.
+type fakeRuntime struct {
+	mu        sync.Mutex
+	pods      []*runtime.Pod
+	listErr   error
+	statusErr map[types.UID]error
+	fetched   []types.UID
+	lists     int
+}
+
+func (f *fakeRuntime) set(pods ...*runtime.Pod) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pods = pods
+}
+
+func (f *fakeRuntime) GetPods(context.Context) ([]*runtime.Pod, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lists++
+	return f.pods, f.listErr
+}
+
+func (f *fakeRuntime) GetPodStatus(_ context.Context, uid types.UID) (*runtime.PodStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fetched = append(f.fetched, uid)
+	if err := f.statusErr[uid]; err != nil {
+		return nil, err
+	}
+	s := &runtime.PodStatus{ID: uid}
+	for _, p := range f.pods {
+		if p.ID == uid {
+			for _, c := range p.Containers {
+				s.Containers = append(s.Containers, runtime.ContainerStatus{ID: c.ID, Name: c.Name, State: c.State})
+			}
+		}
+	}
+	return s, nil
+}
+
+func (f *fakeRuntime) takeFetched() []types.UID {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.fetched
+	f.fetched = nil
+	return out
+}
+
+// harness runs a PLEG with a fake clock in the background.
+type harness struct {
+	t     *testing.T
+	rt    *fakeRuntime
+	clock *testingclock.FakeClock
+	p     *PLEG
+	stop  func()
+}
+
+func start(t *testing.T, rt *fakeRuntime) *harness {
+	t.Helper()
+	clk := testingclock.NewFakeClock(t0)
+	p, err := New(Options{Runtime: rt, Clock: clk, Interval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Start(ctx) }()
+	h := &harness{t: t, rt: rt, clock: clk, p: p}
+	h.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start returned %v", err)
+		}
+	}
+	t.Cleanup(func() {
+		if h.stop != nil {
+			h.stop()
+		}
+	})
+	h.waitIdle()
+	return h
+}
+
+// waitIdle waits until the loop sleeps on its timer, i.e. a relist is done.
+func (h *harness) waitIdle() {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !h.clock.HasWaiters() {
+		if time.Now().After(deadline) {
+			h.t.Fatal("the relist loop did not come to rest")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// tick lets the interval pass and waits for the relist it triggers.
+func (h *harness) tick() {
+	h.t.Helper()
+	lists := func() int {
+		h.rt.mu.Lock()
+		defer h.rt.mu.Unlock()
+		return h.rt.lists
+	}
+	before := lists()
+	h.clock.Step(time.Second)
+	// The relist the timer triggers has begun once the runtime is listed;
+	// it is over once the loop waits on its next timer.
+	deadline := time.Now().Add(5 * time.Second)
+	for lists() == before {
+		if time.Now().After(deadline) {
+			h.t.Fatal("no relist after the interval")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.waitIdle()
+}
+
+func (h *harness) drain() []PodLifecycleEvent {
+	var out []PodLifecycleEvent
+	for {
+		select {
+		case e := <-h.p.Events():
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func TestPLEGRelists(t *testing.T) {
+	rt := &fakeRuntime{}
+	rt.set(pod("u1", sb("s1", runtime.SandboxReady), ctr("c1", runtime.ContainerStateRunning)))
+	h := start(t, rt)
+
+	want := []PodLifecycleEvent{
+		{ID: "u1", Type: PodSandboxChanged, Data: "s1"},
+		{ID: "u1", Type: ContainerStarted, Data: "c1"},
+	}
+	if diff := cmp.Diff(want, h.drain()); diff != "" {
+		t.Errorf("first relist (-want +got):\n%s", diff)
+	}
+	if s, _ := h.p.Cache().Get("u1"); len(s.Containers) != 1 || s.Containers[0].State != runtime.ContainerStateRunning {
+		t.Errorf("cached status = %+v, want c1 running", s)
+	}
+	if err := h.p.Healthy(); err != nil {
+		t.Errorf("Healthy: %v", err)
+	}
+	rt.takeFetched()
+
+	// Nothing changes: no event, no status fetch, but the cache is
+	// confirmed as of the new relist.
+	h.tick()
+	if got := h.drain(); len(got) != 0 {
+		t.Errorf("events without a change: %v", got)
+	}
+	if got := rt.takeFetched(); len(got) != 0 {
+		t.Errorf("statuses fetched without a change: %v", got)
+	}
+	if _, err := h.p.Cache().GetNewerThan(context.Background(), "u1", t0.Add(500*time.Millisecond)); err != nil {
+		t.Error(err)
+	}
+
+	// The container dies; a second pod appears.
+	rt.set(
+		pod("u1", sb("s1", runtime.SandboxReady), ctr("c1", runtime.ContainerStateExited)),
+		pod("u2", nil, ctr("c2", runtime.ContainerStateCreated)),
+	)
+	h.tick()
+	want = []PodLifecycleEvent{{ID: "u1", Type: ContainerDied, Data: "c1"}, {ID: "u2", Type: ContainerChanged, Data: "c2"}}
+	if diff := cmp.Diff(want, h.drain()); diff != "" {
+		t.Errorf("after the change (-want +got):\n%s", diff)
+	}
+	if got := rt.takeFetched(); !cmp.Equal(got, []types.UID{"u1", "u2"}) {
+		t.Errorf("statuses fetched: %v, want u1 and u2", got)
+	}
+
+	// Stopping closes the event channel.
+	h.stop()
+	h.stop = nil
+	if _, open := <-h.p.Events(); open {
+		t.Error("events channel still open after Start returned")
+	}
+}
+
+func TestPLEGReinspectsAfterAFailedFetch(t *testing.T) {
+	rt := &fakeRuntime{statusErr: map[types.UID]error{"u1": errors.New("runtime busy")}}
+	rt.set(pod("u1", nil, ctr("c1", runtime.ContainerStateRunning)))
+	h := start(t, rt)
+	if _, err := h.p.Cache().Get("u1"); err == nil {
+		t.Error("the failed fetch is not in the cache")
+	}
+	rt.takeFetched()
+	rt.mu.Lock()
+	rt.statusErr = nil
+	rt.mu.Unlock()
+	h.tick()
+	if got := rt.takeFetched(); !cmp.Equal(got, []types.UID{"u1"}) {
+		t.Errorf("fetched %v, want u1 again although nothing changed", got)
+	}
+	if s, err := h.p.Cache().Get("u1"); err != nil || len(s.Containers) != 1 {
+		t.Errorf("cache after the retry: %+v, %v", s, err)
+	}
+}
+
+func TestPLEGUnhealthyWhenListingFails(t *testing.T) {
+	rt := &fakeRuntime{listErr: errors.New("socket gone")}
+	h := start(t, rt)
+	if err := h.p.Healthy(); err == nil {
+		t.Error("healthy without any successful relist")
+	}
+	rt.mu.Lock()
+	rt.listErr = nil
+	rt.mu.Unlock()
+	h.tick()
+	if err := h.p.Healthy(); err != nil {
+		t.Errorf("Healthy after a relist: %v", err)
+	}
+	rt.mu.Lock()
+	rt.listErr = errors.New("socket gone")
+	rt.mu.Unlock()
+	for range 181 {
+		h.tick()
+	}
+	if err := h.p.Healthy(); err == nil {
+		t.Error("healthy after three minutes of failed relists")
+	}
+}
+
+func TestPLEGStartTwice(t *testing.T) {
+	h := start(t, &fakeRuntime{})
+	if err := h.p.Start(context.Background()); err == nil {
+		t.Error("second Start succeeded")
+	}
+}

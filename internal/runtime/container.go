@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// podEnv is what a container's environment may refer to besides the spec.
+type podEnv struct {
+	pod *corev1.Pod
+	ips []string
+}
+
+// startContainer makes sure the image is present, creates the container and
+// starts it. It returns the container's ID once created, even if the start
+// failed.
+func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, restartCount int,
+	sandboxID string, sandbox *runtimeapi.PodSandboxConfig, mounts []Mount, env podEnv,
+) (string, error) {
+	image, err := r.ensureImage(ctx, c, sandbox)
+	if err != nil {
+		return "", err
+	}
+	config, err := r.containerConfig(pod, c, restartCount, image, mounts, env)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Join(sandbox.LogDirectory, c.Name), 0o755); err != nil {
+		return "", fmt.Errorf("%w: log directory: %w", ErrCreateContainer, err)
+	}
+	id, err := r.rt.CreateContainer(ctx, sandboxID, config, sandbox)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrCreateContainer, err)
+	}
+	if err := r.rt.StartContainer(ctx, id); err != nil {
+		return id, fmt.Errorf("%w: %w", ErrStartContainer, err)
+	}
+	return id, nil
+}
+
+// containerConfig is the CRI description of one container instance.
+func (r *Runtime) containerConfig(pod *corev1.Pod, c *corev1.Container, restartCount int, image string, mounts []Mount, env podEnv) (*runtimeapi.ContainerConfig, error) {
+	envs, err := containerEnv(c, env)
+	if err != nil {
+		return nil, err
+	}
+	config := &runtimeapi.ContainerConfig{
+		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
+		Image:       &runtimeapi.ImageSpec{Image: image, UserSpecifiedImage: c.Image},
+		Command:     c.Command,
+		Args:        c.Args,
+		WorkingDir:  c.WorkingDir,
+		Envs:        envs,
+		Labels:      containerLabels(pod, c),
+		Annotations: containerAnnotations(pod, c, restartCount),
+		LogPath:     filepath.Join(c.Name, strconv.Itoa(restartCount)+".log"),
+		Stdin:       c.Stdin,
+		StdinOnce:   c.StdinOnce,
+		Tty:         c.TTY,
+		Linux: &runtimeapi.LinuxContainerConfig{
+			Resources:       linuxResources(c),
+			SecurityContext: securityContext(pod, c),
+		},
+	}
+	for _, m := range mounts {
+		config.Mounts = append(config.Mounts, &runtimeapi.Mount{
+			ContainerPath: m.ContainerPath,
+			HostPath:      m.HostPath,
+			Readonly:      m.ReadOnly,
+		})
+	}
+	return config, nil
+}
+
+func securityContext(pod *corev1.Pod, c *corev1.Container) *runtimeapi.LinuxContainerSecurityContext {
+	sc := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)}
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		if psc.RunAsUser != nil {
+			sc.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
+		}
+		if psc.RunAsGroup != nil {
+			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
+		}
+		sc.SupplementalGroups = psc.SupplementalGroups
+	}
+	csc := c.SecurityContext
+	if csc == nil {
+		return sc
+	}
+	if csc.RunAsUser != nil {
+		sc.RunAsUser = &runtimeapi.Int64Value{Value: *csc.RunAsUser}
+	}
+	if csc.RunAsGroup != nil {
+		sc.RunAsGroup = &runtimeapi.Int64Value{Value: *csc.RunAsGroup}
+	}
+	sc.Privileged = csc.Privileged != nil && *csc.Privileged
+	sc.ReadonlyRootfs = csc.ReadOnlyRootFilesystem != nil && *csc.ReadOnlyRootFilesystem
+	if caps := csc.Capabilities; caps != nil {
+		sc.Capabilities = &runtimeapi.Capability{}
+		for _, a := range caps.Add {
+			sc.Capabilities.AddCapabilities = append(sc.Capabilities.AddCapabilities, string(a))
+		}
+		for _, d := range caps.Drop {
+			sc.Capabilities.DropCapabilities = append(sc.Capabilities.DropCapabilities, string(d))
+		}
+	}
+	return sc
+}
+
+// CFS period and the share bounds the kernel accepts.
+const (
+	cpuPeriod = 100000
+	minShares = 2
+	maxShares = 262144
+)
+
+// linuxResources maps requests and limits onto cgroup settings: CPU
+// request to shares, CPU limit to a CFS quota, memory limit to a limit.
+func linuxResources(c *corev1.Container) *runtimeapi.LinuxContainerResources {
+	res := &runtimeapi.LinuxContainerResources{}
+	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
+		res.CpuShares = min(max(q.MilliValue()*1024/1000, minShares), maxShares)
+	} else if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+		res.CpuShares = min(max(q.MilliValue()*1024/1000, minShares), maxShares)
+	}
+	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok && !q.IsZero() {
+		res.CpuPeriod = cpuPeriod
+		res.CpuQuota = max(q.MilliValue()*cpuPeriod/1000, 1000)
+	}
+	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		res.MemoryLimitInBytes = q.Value()
+	}
+	return res
+}

@@ -1,0 +1,34 @@
+// Package runtime runs pods on a CRI runtime (containerd). It is the only
+// package of nodeagent that speaks CRI: everything else sees pods through
+// the CRI-free types in types.go.
+//
+//	rt, err := runtime.New(ctx, runtime.Options{Endpoint: "unix:///run/containerd/containerd.sock"})
+//	defer rt.Close()
+//
+//	status, err := rt.GetPodStatus(ctx, pod.UID)       // or from the PLEG cache
+//	res, err := rt.SyncPod(ctx, pod, mounts, status)   // mounts from the volumes package
+//	if errors.Is(err, runtime.ErrCrashLoopBackOff) {   // sync again after res.RetryAfter
+//	}
+//	if res.Terminal {                                  // the pod has finished
+//	}
+//	err = rt.KillPod(ctx, pod, runtime.Pod{ID: pod.UID}, nil)
+//	pods, err := rt.GetPods(ctx)                       // everything the runtime holds
+//	err = rt.GarbageCollect(ctx, func(uid types.UID) bool { return !known(uid) })
+//
+// SyncPod works in two halves. computePlan (plan*.go) is a pure function of
+// the pod spec and the observed status that decides what to do: (re)create
+// the sandbox when it is missing, not ready, several, or of the wrong
+// network mode; replace containers whose spec hash changed; run init
+// containers one at a time to completion; restart exited containers as the
+// restart policy says. The executor (sync.go) then applies the crash-loop
+// back-off (backoff.go) and makes the CRI calls.
+//
+// Sandboxes and containers carry the kubelet's labels and annotations
+// (io.kubernetes.pod.uid, io.kubernetes.container.hash, ...), so crictl
+// shows familiar names and a new agent process adopts what runs: GetPods
+// and GetPodStatus find pods by their labels alone, and SyncPod with an
+// unchanged spec leaves their containers alone.
+//
+// A Runtime is safe for concurrent use by many pod workers; calls for one
+// pod must not overlap.
+package runtime

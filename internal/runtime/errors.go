@@ -1,0 +1,73 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+var (
+	// ErrRuntimeUnavailable: nothing usable answers at the CRI endpoint (the
+	// socket is missing, refuses connections, or does not answer in time).
+	ErrRuntimeUnavailable = errors.New("container runtime unavailable")
+	// ErrNotCRIv1: something answers at the endpoint, but not the CRI v1 API.
+	ErrNotCRIv1 = errors.New("endpoint does not serve CRI v1")
+	// ErrImageNeverPull: the image is absent and the pull policy is Never.
+	ErrImageNeverPull = errors.New("image may not be pulled")
+	// ErrImagePull: the image is absent and pulling it failed.
+	ErrImagePull = errors.New("image pull failed")
+	// ErrUnsupported: the pod asks for something this runtime layer does
+	// not provide (such as an environment variable from a Secret).
+	ErrUnsupported = errors.New("not supported")
+	// ErrCrashLoopBackOff: a container exited and may not restart yet. The
+	// error is a *BackoffError that says until when.
+	ErrCrashLoopBackOff = errors.New("crash loop back-off")
+	// ErrCreateSandbox, ErrCreateContainer and ErrStartContainer wrap the
+	// runtime's refusal of the step they name.
+	ErrCreateSandbox   = errors.New("creating pod sandbox failed")
+	ErrCreateContainer = errors.New("creating container failed")
+	ErrStartContainer  = errors.New("starting container failed")
+	// ErrKillPod: some container or sandbox of the pod could not be stopped
+	// or removed.
+	ErrKillPod = errors.New("killing pod failed")
+)
+
+// BackoffError says that a crashed container waits out its back-off. It
+// matches ErrCrashLoopBackOff with errors.Is.
+type BackoffError struct {
+	Container string
+	// Until is when the container may restart.
+	Until time.Time
+	// Delay is the back-off that applies to this crash.
+	Delay time.Duration
+}
+
+func (e *BackoffError) Error() string {
+	return fmt.Sprintf("back-off %s restarting failed container %q (until %s)", e.Delay, e.Container, e.Until.Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrCrashLoopBackOff) true.
+func (e *BackoffError) Is(target error) bool { return target == ErrCrashLoopBackOff }
+
+// WaitingReason names the kubelet's waiting reason for a container whose
+// start failed with err ("ErrImagePull", "CrashLoopBackOff", ...), for the
+// container status the agent reports; "" if err names none.
+func WaitingReason(err error) string {
+	for _, r := range []struct {
+		err    error
+		reason string
+	}{
+		{ErrCrashLoopBackOff, "CrashLoopBackOff"},
+		{ErrImageNeverPull, "ErrImageNeverPull"},
+		{ErrImagePull, "ErrImagePull"},
+		{ErrCreateSandbox, "CreatePodSandboxError"},
+		{ErrUnsupported, "CreateContainerConfigError"},
+		{ErrCreateContainer, "CreateContainerError"},
+		{ErrStartContainer, "RunContainerError"},
+	} {
+		if errors.Is(err, r.err) {
+			return r.reason
+		}
+	}
+	return ""
+}

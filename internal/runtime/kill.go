@@ -1,0 +1,160 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// defaultGracePeriod applies when neither the caller, the pod, nor the
+// containers' annotations give one.
+const defaultGracePeriod int64 = 30
+
+// KillPod stops and removes every container and sandbox of a pod, then its
+// cgroups. pod may be nil (a pod found in the runtime with no spec); the
+// pod's identity is then running.ID, and its grace period the one recorded
+// in its containers' annotations. gracePeriodOverride, if set, wins over
+// the pod's; 0 stops at once.
+//
+// Containers stop in parallel, each given the grace period, before the
+// sandboxes stop. The runtime is listed afresh, so a container created
+// after running was observed is killed too. The pod's crash-loop back-off
+// is forgotten; its log directory stays until GarbageCollect.
+func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, running Pod, gracePeriodOverride *int64) error {
+	uid := running.ID
+	if uid == "" && pod != nil {
+		uid = pod.UID
+	}
+	if uid == "" {
+		return fmt.Errorf("%w: neither the pod nor the running pod has a UID", ErrKillPod)
+	}
+	opts := stopOptions{remove: true}
+	switch {
+	case gracePeriodOverride != nil:
+		opts.grace = max(*gracePeriodOverride, 0)
+	case pod != nil:
+		opts.grace = gracePeriod(pod)
+	default:
+		opts.graceFromAnnotations = true
+	}
+	if err := r.stopPod(ctx, uid, opts); err != nil {
+		return err
+	}
+	r.backoff.forget(uid)
+	return nil
+}
+
+// gracePeriod is the pod's grace period: the deletion's, or the spec's, or
+// the default.
+func gracePeriod(pod *corev1.Pod) int64 {
+	g := defaultGracePeriod
+	switch {
+	case pod.DeletionGracePeriodSeconds != nil:
+		g = *pod.DeletionGracePeriodSeconds
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		g = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return max(g, 0)
+}
+
+type stopOptions struct {
+	grace int64
+	// graceFromAnnotations takes the grace period from the containers'
+	// annotations instead (the largest), for a pod without a spec.
+	graceFromAnnotations bool
+	// remove also removes the containers, sandboxes and cgroups.
+	remove bool
+}
+
+// stopPod stops everything of the pod the runtime holds.
+func (r *Runtime) stopPod(ctx context.Context, uid types.UID, opts stopOptions) error {
+	selector := map[string]string{LabelPodUID: string(uid)}
+	sandboxes, err := r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: selector})
+	if err != nil {
+		return fmt.Errorf("pod %s: %w: listing sandboxes: %w", uid, ErrKillPod, err)
+	}
+	containers, err := r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: selector})
+	if err != nil {
+		return fmt.Errorf("pod %s: %w: listing containers: %w", uid, ErrKillPod, err)
+	}
+	grace := opts.grace
+	if opts.graceFromAnnotations {
+		grace = graceFromAnnotations(containers)
+	}
+	var kills []killStep
+	for _, c := range containers {
+		if c.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+			kills = append(kills, killStep{ID: c.GetId(), Name: c.GetMetadata().GetName()})
+		}
+	}
+	errs := r.stopContainers(ctx, kills, grace)
+	for _, sb := range sandboxes {
+		if err := r.rt.StopPodSandbox(ctx, sb.GetId()); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("stopping sandbox %s: %w", sb.GetId(), err))
+		}
+	}
+	if opts.remove && errors.Join(errs...) == nil {
+		errs = append(errs, r.removePod(ctx, uid, sandboxes, containers)...)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("pod %s: %w: %w", uid, ErrKillPod, err)
+	}
+	return nil
+}
+
+func graceFromAnnotations(containers []*runtimeapi.Container) int64 {
+	grace, found := int64(0), false
+	for _, c := range containers {
+		if g, ok := gracePeriodOf(c.GetAnnotations()); ok && (!found || g > grace) {
+			grace, found = g, true
+		}
+	}
+	if !found {
+		return defaultGracePeriod
+	}
+	return grace
+}
+
+// stopContainers stops containers in parallel, each with the grace period
+// as its timeout, and returns one error (or nil) per container, in order.
+func (r *Runtime) stopContainers(ctx context.Context, kills []killStep, grace int64) []error {
+	errs := make([]error, len(kills))
+	var wg sync.WaitGroup
+	for i, k := range kills {
+		wg.Go(func() {
+			if err := r.rt.StopContainer(ctx, k.ID, grace); err != nil && !isNotFound(err) {
+				errs[i] = fmt.Errorf("stopping container %q (%s): %w", k.Name, k.ID, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// removePod removes stopped containers, then sandboxes, then the pod's
+// cgroups, which the runtime leaves behind.
+func (r *Runtime) removePod(ctx context.Context, uid types.UID, sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Container) []error {
+	var errs []error
+	for _, c := range containers {
+		if err := r.rt.RemoveContainer(ctx, c.GetId()); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("removing container %s: %w", c.GetId(), err))
+		}
+	}
+	for _, sb := range sandboxes {
+		if err := r.rt.RemovePodSandbox(ctx, sb.GetId()); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("removing sandbox %s: %w", sb.GetId(), err))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if err := removeCgroups(ctx, r.opts.CgroupFS, r.CgroupParent(string(uid))); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}

@@ -1,0 +1,125 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestKillPod(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		withSpec  bool
+		override  *int64
+		wantGrace int64
+	}{
+		{name: "the pod's grace period", withSpec: true, wantGrace: 5},
+		{name: "an override wins", withSpec: true, override: ptr(int64(0)), wantGrace: 0},
+		{name: "no spec: the grace period from the annotations", withSpec: false, wantGrace: 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			pod := newPod(withApp("side"))
+			w.mustSync(pod)
+			cgroups := w.makeCgroups("u1")
+			w.calls()
+
+			var spec *corev1.Pod
+			if tc.withSpec {
+				spec = pod
+			}
+			if err := w.rt.KillPod(context.Background(), spec, Pod{ID: "u1"}, tc.override); err != nil {
+				t.Fatalf("KillPod: %v", err)
+			}
+			want := []string{"StopContainer", "StopContainer", "StopPodSandbox", "RemoveContainer", "RemoveContainer", "RemovePodSandbox"}
+			if got := w.calls(); !cmp.Equal(got, want) {
+				t.Errorf("calls = %v, want %v", got, want)
+			}
+			for id, g := range w.cri.stops {
+				if g != tc.wantGrace {
+					t.Errorf("container %s stopped with timeout %d, want %d", id, g, tc.wantGrace)
+				}
+			}
+			if n, m := len(w.cri.Sandboxes), len(w.cri.Containers); n+m != 0 {
+				t.Errorf("%d sandboxes and %d containers left", n, m)
+			}
+			for _, d := range cgroups {
+				if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("cgroup %s left behind (%v)", d, err)
+				}
+			}
+		})
+	}
+}
+
+// TestKillPodStopsContainersInParallel holds every StopContainer until all
+// of the pod's containers are being stopped: a serial kill would time out.
+func TestKillPodStopsContainersInParallel(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod(withApp("b"), withApp("c"))
+	w.mustSync(pod)
+
+	var mu sync.Mutex
+	arrived := 0
+	all := make(chan struct{})
+	w.cri.stopGate = func(string) error {
+		mu.Lock()
+		arrived++
+		if arrived == 3 {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+			return nil
+		case <-time.After(5 * time.Second):
+			return errors.New("the other containers were not stopped meanwhile")
+		}
+	}
+	if err := w.rt.KillPod(context.Background(), pod, Pod{ID: pod.UID}, nil); err != nil {
+		t.Fatalf("KillPod: %v", err)
+	}
+}
+
+func TestKillPodReportsFailures(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod()
+	w.mustSync(pod)
+	w.cri.InjectError("StopPodSandbox", errors.New("network teardown failed"))
+	err := w.rt.KillPod(context.Background(), pod, Pod{ID: pod.UID}, nil)
+	if !errors.Is(err, ErrKillPod) {
+		t.Fatalf("KillPod error = %v, want ErrKillPod", err)
+	}
+	if len(w.cri.Sandboxes) != 1 {
+		t.Error("the sandbox was removed although it did not stop")
+	}
+	// The next attempt finishes the job.
+	if err := w.rt.KillPod(context.Background(), pod, Pod{ID: pod.UID}, nil); err != nil {
+		t.Fatalf("second KillPod: %v", err)
+	}
+}
+
+func TestKillPodForgetsBackoff(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod()
+	w.mustSync(pod)
+	w.exit(w.containerID("u1", "app"), 1, time.Second)
+	w.mustSync(pod)
+	w.clock.Step(time.Second)
+	w.exit(w.containerID("u1", "app"), 1, time.Second)
+	if _, err := w.sync(pod, nil); !errors.Is(err, ErrCrashLoopBackOff) {
+		t.Fatalf("want a back-off before the kill, got %v", err)
+	}
+	if err := w.rt.KillPod(context.Background(), pod, Pod{ID: pod.UID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.rt.backoff.entries); n != 0 {
+		t.Errorf("%d back-off entries left after the kill", n)
+	}
+}

@@ -1,0 +1,224 @@
+package runtime
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestComputePlan(t *testing.T) {
+	pod := newPod()
+	changed := newPod(func(p *corev1.Pod) { p.Spec.Containers[0].Image = "busybox:2" })
+	onFailure := newPod(withPolicy(corev1.RestartPolicyOnFailure))
+	never := newPod(withPolicy(corev1.RestartPolicyNever))
+	host := newPod(withHostNetwork)
+	inits := newPod(withInit("i0", "i1"))
+	initsNever := newPod(withInit("i0", "i1"), withPolicy(corev1.RestartPolicyNever))
+	twoApps := newPod(withApp("side"), withPolicy(corev1.RestartPolicyOnFailure))
+	deleting := newPod(func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: t0} })
+	sidecar := newPod(withSidecar("proxy"), withInit("i1"))
+
+	sb1, sb2 := readySandbox("sb1", 0), readySandbox("sb2", 1)
+	noIP := readySandbox("sb1", 0)
+	noIP.IP = ""
+	hostSB := readySandbox("sb1", 0)
+	hostSB.HostNetwork, hostSB.IP = true, ""
+
+	prev := func(c ContainerStatus) *ContainerStatus { return &c }
+
+	for _, tc := range []struct {
+		name   string
+		pod    *corev1.Pod
+		status *PodStatus
+		want   plan
+	}{{
+		name:   "nothing in the runtime: create the sandbox, start the app",
+		pod:    pod,
+		status: nil,
+		want: plan{CreateSandbox: true, SandboxReason: "no sandbox",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "new sandbox"}}},
+	}, {
+		name:   "running with the same spec: nothing to do",
+		pod:    pod,
+		status: status(sandboxes(sb1), running(pod, "app", "c1", "sb1")),
+		want:   plan{SandboxID: "sb1"},
+	}, {
+		name:   "host network pod in a host network sandbox without IP: nothing to do",
+		pod:    host,
+		status: status(sandboxes(hostSB), running(host, "app", "c1", "sb1")),
+		want:   plan{SandboxID: "sb1"},
+	}, {
+		name:   "sandbox not ready: kill, new sandbox with the next attempt, restart count continues",
+		pod:    pod,
+		status: status(sandboxes(deadSandbox("sb1", 0)), exited(pod, "app", "c1", "sb1", 137)),
+		want: plan{KillPod: true, CreateSandbox: true, SandboxAttempt: 1, SandboxReason: "sandbox is not ready",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "new sandbox", Previous: prev(exited(pod, "app", "c1", "sb1", 137))}}},
+	}, {
+		name:   "network mode changed: kill and recreate",
+		pod:    host,
+		status: status(sandboxes(sb1), running(host, "app", "c1", "sb1")),
+		want: plan{KillPod: true, CreateSandbox: true, SandboxAttempt: 1, SandboxReason: "network mode changed",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "new sandbox", Previous: prev(running(host, "app", "c1", "sb1"))}}},
+	}, {
+		name:   "two ready sandboxes: kill and recreate after the newest",
+		pod:    pod,
+		status: status(sandboxes(sb2, sb1), running(pod, "app", "c1", "sb2")),
+		want: plan{KillPod: true, CreateSandbox: true, SandboxAttempt: 2, SandboxReason: "several sandboxes are ready",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "new sandbox", Previous: prev(running(pod, "app", "c1", "sb2"))}}},
+	}, {
+		name:   "pod network sandbox without IP: recreate",
+		pod:    pod,
+		status: status(sandboxes(noIP)),
+		want: plan{KillPod: true, CreateSandbox: true, SandboxAttempt: 1, SandboxReason: "sandbox has no IP",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "new sandbox"}}},
+	}, {
+		name:   "spec changed: replace the container whatever the policy",
+		pod:    changed,
+		status: status(sandboxes(sb1), running(pod, "app", "c1", "sb1")),
+		want: plan{SandboxID: "sb1",
+			Kill:  []killStep{{ID: "c1", Name: "app", Reason: "spec changed"}},
+			Start: []startStep{{Index: 0, Name: "app", Reason: "spec changed", Previous: prev(running(pod, "app", "c1", "sb1"))}}},
+	}, {
+		name:   "Always restarts a container that succeeded",
+		pod:    pod,
+		status: status(sandboxes(sb1), exited(pod, "app", "c1", "sb1", 0)),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "exited with code 0", Previous: prev(exited(pod, "app", "c1", "sb1", 0))}}},
+	}, {
+		name:   "OnFailure restarts a container that failed",
+		pod:    onFailure,
+		status: status(sandboxes(sb1), exited(onFailure, "app", "c1", "sb1", 3)),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "exited with code 3", Previous: prev(exited(onFailure, "app", "c1", "sb1", 3))}}},
+	}, {
+		name:   "OnFailure: every container succeeded, the pod is done",
+		pod:    onFailure,
+		status: status(sandboxes(sb1), exited(onFailure, "app", "c1", "sb1", 0)),
+		want:   plan{SandboxID: "sb1", KillPod: true, Done: true, DoneReason: "every container terminated and none restarts"},
+	}, {
+		name:   "Never: a failed container stays dead and the pod is done",
+		pod:    never,
+		status: status(sandboxes(sb1), exited(never, "app", "c1", "sb1", 3)),
+		want:   plan{SandboxID: "sb1", KillPod: true, Done: true, DoneReason: "every container terminated and none restarts"},
+	}, {
+		name:   "a container in an unknown state is killed before its restart",
+		pod:    pod,
+		status: status(sandboxes(sb1), inState(pod, "app", "c1", "sb1", ContainerStateUnknown)),
+		want: plan{SandboxID: "sb1",
+			Kill:  []killStep{{ID: "c1", Name: "app", Reason: "state unknown before restart"}},
+			Start: []startStep{{Index: 0, Name: "app", Reason: "in state unknown", Previous: prev(inState(pod, "app", "c1", "sb1", ContainerStateUnknown))}}},
+	}, {
+		name:   "a pod being deleted restarts nothing",
+		pod:    deleting,
+		status: status(sandboxes(sb1), exited(deleting, "app", "c1", "sb1", 0)),
+		want:   plan{SandboxID: "sb1", KillPod: true, Done: true, DoneReason: "every container terminated and none restarts"},
+	}, {
+		name:   "Never: a lost sandbox is not recreated once containers ran",
+		pod:    never,
+		status: status(sandboxes(deadSandbox("sb1", 0)), exited(never, "app", "c1", "sb1", 0)),
+		want:   plan{KillPod: true, Done: true, DoneReason: "sandbox lost (sandbox is not ready) and restartPolicy is Never"},
+	}, {
+		name:   "Never: a lost sandbox is recreated if no container was created",
+		pod:    never,
+		status: status(sandboxes(deadSandbox("sb1", 0))),
+		want: plan{KillPod: true, CreateSandbox: true, SandboxAttempt: 1, SandboxReason: "sandbox is not ready",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "new sandbox"}}},
+	}, {
+		name:   "OnFailure, new sandbox: only the containers that did not succeed start",
+		pod:    twoApps,
+		status: status(sandboxes(deadSandbox("sb1", 0)), exited(twoApps, "app", "c1", "sb1", 0), exited(twoApps, "side", "c2", "sb1", 1)),
+		want: plan{KillPod: true, CreateSandbox: true, SandboxAttempt: 1, SandboxReason: "sandbox is not ready",
+			Start: []startStep{{Index: 1, Name: "side", Reason: "new sandbox", Previous: prev(exited(twoApps, "side", "c2", "sb1", 1))}}},
+	}, {
+		name:   "OnFailure, new sandbox, everything succeeded: done, no sandbox",
+		pod:    onFailure,
+		status: status(sandboxes(deadSandbox("sb1", 0)), exited(onFailure, "app", "c1", "sb1", 0)),
+		want:   plan{KillPod: true, Done: true, DoneReason: "every container succeeded"},
+	}, {
+		name:   "init containers: a new sandbox starts the first one only",
+		pod:    inits,
+		status: nil,
+		want: plan{CreateSandbox: true, SandboxReason: "no sandbox",
+			Start: []startStep{{Init: true, Index: 0, Name: "i0", Reason: "new sandbox"}}},
+	}, {
+		name:   "init containers: a running one is waited for",
+		pod:    inits,
+		status: status(sandboxes(sb1), running(inits, "i0", "c1", "sb1")),
+		want:   plan{SandboxID: "sb1"},
+	}, {
+		name:   "init containers: the next one starts after the previous succeeded",
+		pod:    inits,
+		status: status(sandboxes(sb1), exited(inits, "i0", "c1", "sb1", 0)),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Init: true, Index: 1, Name: "i1", Reason: "previous init container done"}}},
+	}, {
+		name:   "init containers: after the last succeeded, the app containers start",
+		pod:    inits,
+		status: status(sandboxes(sb1), exited(inits, "i1", "c2", "sb1", 0), exited(inits, "i0", "c1", "sb1", 0)),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "not created"}}},
+	}, {
+		name:   "init containers: a failure is retried unless the policy is Never",
+		pod:    inits,
+		status: status(sandboxes(sb1), exited(inits, "i0", "c1", "sb1", 2)),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Init: true, Index: 0, Name: "i0", Reason: "exited with code 2", Previous: prev(exited(inits, "i0", "c1", "sb1", 2))}}},
+	}, {
+		name:   "init containers: a failure under Never fails the pod",
+		pod:    initsNever,
+		status: status(sandboxes(sb1), exited(initsNever, "i1", "c2", "sb1", 2), exited(initsNever, "i0", "c1", "sb1", 0)),
+		want: plan{SandboxID: "sb1", KillPod: true, Done: true, Failed: true,
+			DoneReason: "init container i1 exited with code 2 and restartPolicy is Never"},
+	}, {
+		name:   "init containers: once an app container ran in the sandbox, init is done even if its containers were removed",
+		pod:    inits,
+		status: status(sandboxes(sb1), running(inits, "app", "c3", "sb1")),
+		want:   plan{SandboxID: "sb1"},
+	}, {
+		name:   "init containers: instances in an older sandbox do not count",
+		pod:    inits,
+		status: status(sandboxes(sb2, deadSandbox("sb1", 0)), exited(inits, "i1", "c2", "sb1", 0), exited(inits, "i0", "c1", "sb1", 0)),
+		want: plan{SandboxID: "sb2", SandboxAttempt: 1,
+			Start: []startStep{{Init: true, Index: 0, Name: "i0", Reason: "initialization starts", Previous: prev(exited(inits, "i0", "c1", "sb1", 0))}}},
+	}, {
+		name:   "sidecar: running counts as done, the next init container starts",
+		pod:    sidecar,
+		status: status(sandboxes(sb1), running(sidecar, "proxy", "c1", "sb1")),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Init: true, Index: 1, Name: "i1", Reason: "previous init container done"}}},
+	}, {
+		name:   "sidecar: restarted after initialization, and does not keep the pod alive alone",
+		pod:    sidecar,
+		status: status(sandboxes(sb1), exited(sidecar, "proxy", "c1", "sb1", 1), running(sidecar, "app", "c3", "sb1")),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Init: true, Index: 0, Name: "proxy", Reason: "sidecar exited with code 1", Previous: prev(exited(sidecar, "proxy", "c1", "sb1", 1))}}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := computePlan(tc.pod, tc.status)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(plan{}, startStep{}, killStep{})); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHashContainerCoversTheWholeSpec(t *testing.T) {
+	base := corev1.Container{Name: "app", Image: "busybox:1", Command: []string{"sleep", "1"}}
+	same := base
+	if HashContainer(&base) != HashContainer(&same) {
+		t.Fatal("equal specs hash differently")
+	}
+	for name, mod := range map[string]func(*corev1.Container){
+		"image":   func(c *corev1.Container) { c.Image = "busybox:2" },
+		"command": func(c *corev1.Container) { c.Command = []string{"sleep", "2"} },
+		"env":     func(c *corev1.Container) { c.Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
+	} {
+		c := base
+		mod(&c)
+		if HashContainer(&c) == HashContainer(&base) {
+			t.Errorf("changing %s does not change the hash", name)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+)
+
+// Options configure a Runtime. Only Endpoint is required.
+type Options struct {
+	// Endpoint is the CRI socket, as "unix:///run/containerd/containerd.sock"
+	// or a bare path.
+	Endpoint string
+	// ConnectTimeout bounds the connection and Version check in New
+	// (default 10 s); RequestTimeout bounds every later CRI call but image
+	// pulls and the grace period of a stop (default 2 min).
+	ConnectTimeout time.Duration
+	RequestTimeout time.Duration
+	// RuntimeHandler selects the runtime's handler for new sandboxes
+	// (default: the runtime's default).
+	RuntimeHandler string
+
+	// LogRoot holds the pods' log directories (default /var/log/pods).
+	LogRoot string
+	// CgroupRoot is the cgroup under which each pod gets pod<uid> (default
+	// /nodeagent). CgroupFS is where the cgroup hierarchies are mounted
+	// (default /sys/fs/cgroup); KillPod removes the pod's cgroups there.
+	CgroupRoot string
+	CgroupFS   string
+
+	// BackoffInitial and BackoffMax bound the crash-loop back-off (default
+	// 10 s and 5 min); a container that ran BackoffReset (default 10 min)
+	// starts the back-off over.
+	BackoffInitial time.Duration
+	BackoffMax     time.Duration
+	BackoffReset   time.Duration
+
+	// MaxDeadPerContainer is how many exited instances of each container
+	// GarbageCollect keeps (default 1), so that restart counts and the last
+	// termination survive.
+	MaxDeadPerContainer int
+
+	Logger logr.Logger
+	Clock  clock.Clock
+}
+
+func (o *Options) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.ConnectTimeout, 10*time.Second)
+	def(&o.RequestTimeout, 2*time.Minute)
+	def(&o.BackoffInitial, 10*time.Second)
+	def(&o.BackoffMax, 5*time.Minute)
+	def(&o.BackoffReset, 10*time.Minute)
+	if o.LogRoot == "" {
+		o.LogRoot = "/var/log/pods"
+	}
+	if o.CgroupRoot == "" {
+		o.CgroupRoot = "/nodeagent"
+	}
+	if o.CgroupFS == "" {
+		o.CgroupFS = "/sys/fs/cgroup"
+	}
+	if o.MaxDeadPerContainer <= 0 {
+		o.MaxDeadPerContainer = 1
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+}
+
+// VersionInfo is what the runtime said about itself when New connected.
+type VersionInfo struct {
+	RuntimeName, RuntimeVersion, APIVersion string
+}
+
+// Runtime runs pods on a CRI runtime. It is safe for concurrent use; calls
+// for different pods proceed in parallel, calls for one pod must not (the
+// pod workers serialise them).
+type Runtime struct {
+	opts    Options
+	rt      criRuntime
+	img     criImages
+	closer  func() error
+	backoff *backoff
+	version VersionInfo
+	log     logr.Logger
+	clock   clock.Clock
+}
+
+// New connects to the CRI runtime at opts.Endpoint and checks that it
+// serves CRI v1. The error names the endpoint and matches
+// ErrRuntimeUnavailable or ErrNotCRIv1.
+func New(ctx context.Context, opts Options) (*Runtime, error) {
+	if opts.Endpoint == "" {
+		return nil, errors.New("runtime: Options.Endpoint is required")
+	}
+	opts.defaults()
+	c, v, err := dialCRI(ctx, opts.Endpoint, opts.ConnectTimeout, opts.RequestTimeout)
+	if err != nil {
+		return nil, err
+	}
+	r := newRuntime(opts, c, c)
+	r.closer = c.close
+	r.version = VersionInfo{RuntimeName: v.GetRuntimeName(), RuntimeVersion: v.GetRuntimeVersion(), APIVersion: v.GetRuntimeApiVersion()}
+	r.log.Info("connected to the container runtime", "endpoint", opts.Endpoint,
+		"runtime", r.version.RuntimeName, "version", r.version.RuntimeVersion, "api", r.version.APIVersion)
+	return r, nil
+}
+
+// newRuntime builds a Runtime over given CRI services; tests pass fakes.
+func newRuntime(opts Options, rt criRuntime, img criImages) *Runtime {
+	opts.defaults()
+	return &Runtime{
+		opts:    opts,
+		rt:      rt,
+		img:     img,
+		closer:  func() error { return nil },
+		backoff: newBackoff(opts.Clock, opts.BackoffInitial, opts.BackoffMax, opts.BackoffReset),
+		log:     opts.Logger.WithName("runtime"),
+		clock:   opts.Clock,
+	}
+}
+
+// Version returns what the runtime reported when New connected.
+func (r *Runtime) Version() VersionInfo { return r.version }
+
+// Close closes the connection to the runtime. What runs keeps running.
+func (r *Runtime) Close() error {
+	if err := r.closer(); err != nil {
+		return fmt.Errorf("closing the CRI connection: %w", err)
+	}
+	return nil
+}

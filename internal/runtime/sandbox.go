@@ -1,0 +1,158 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// PodLogDir is where the runtime writes a pod's container logs:
+// <logRoot>/<namespace>_<name>_<uid>, as the kubelet lays them out.
+func (r *Runtime) PodLogDir(pod *corev1.Pod) string {
+	return r.logDir(pod.Namespace, pod.Name, pod.UID)
+}
+
+func (r *Runtime) logDir(namespace, name string, uid types.UID) string {
+	return filepath.Join(r.opts.LogRoot, namespace+"_"+name+"_"+string(uid))
+}
+
+// CgroupParent is the pod's cgroup: <cgroupRoot>/pod<uid>.
+func (r *Runtime) CgroupParent(uid string) string {
+	return path.Join(r.opts.CgroupRoot, "pod"+uid)
+}
+
+// sandboxConfig is the CRI description of a pod's sandbox. CreateContainer
+// needs it again for every container, so it is derived, never stored.
+func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
+	ns := namespaceOptions(pod)
+	c := &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{
+			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
+		},
+		LogDirectory: r.PodLogDir(pod),
+		Labels:       sandboxLabels(pod),
+		Annotations:  sandboxAnnotations(pod),
+		PortMappings: portMappings(pod),
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			CgroupParent: r.CgroupParent(string(pod.UID)),
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: ns,
+				Privileged:       anyPrivileged(pod),
+			},
+		},
+	}
+	// runc cannot set a hostname without a UTS namespace of its own, and a
+	// host-network sandbox shares the host's.
+	if !pod.Spec.HostNetwork {
+		c.Hostname = podHostname(pod)
+	}
+	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
+		c.Linux.Sysctls = make(map[string]string, len(sc.Sysctls))
+		for _, s := range sc.Sysctls {
+			c.Linux.Sysctls[s.Name] = s.Value
+		}
+	}
+	if d := pod.Spec.DNSConfig; pod.Spec.DNSPolicy == corev1.DNSNone && d != nil {
+		dns := &runtimeapi.DNSConfig{Servers: d.Nameservers, Searches: d.Searches}
+		for _, o := range d.Options {
+			if o.Value != nil {
+				dns.Options = append(dns.Options, o.Name+":"+*o.Value)
+			} else {
+				dns.Options = append(dns.Options, o.Name)
+			}
+		}
+		c.DnsConfig = dns
+	}
+	return c
+}
+
+// runSandbox creates the pod's log directory and runs a new sandbox.
+func (r *Runtime) runSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig) (string, error) {
+	if err := os.MkdirAll(config.LogDirectory, 0o755); err != nil {
+		return "", fmt.Errorf("%w: log directory: %w", ErrCreateSandbox, err)
+	}
+	id, err := r.rt.RunPodSandbox(ctx, config, r.opts.RuntimeHandler)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrCreateSandbox, err)
+	}
+	return id, nil
+}
+
+func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
+	ns := &runtimeapi.NamespaceOption{
+		Network: runtimeapi.NamespaceMode_POD,
+		Pid:     runtimeapi.NamespaceMode_CONTAINER,
+		Ipc:     runtimeapi.NamespaceMode_POD,
+	}
+	if pod.Spec.HostNetwork {
+		ns.Network = runtimeapi.NamespaceMode_NODE
+	}
+	if pod.Spec.HostIPC {
+		ns.Ipc = runtimeapi.NamespaceMode_NODE
+	}
+	switch {
+	case pod.Spec.HostPID:
+		ns.Pid = runtimeapi.NamespaceMode_NODE
+	case pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace:
+		ns.Pid = runtimeapi.NamespaceMode_POD
+	}
+	return ns
+}
+
+// podHostname is spec.hostname or the pod's name, cut to a DNS label.
+func podHostname(pod *corev1.Pod) string {
+	h := pod.Spec.Hostname
+	if h == "" {
+		h = pod.Name
+	}
+	if len(h) > 63 {
+		h = strings.TrimRight(h[:63], "-.")
+	}
+	return h
+}
+
+func portMappings(pod *corev1.Pod) []*runtimeapi.PortMapping {
+	var out []*runtimeapi.PortMapping
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort <= 0 {
+				continue
+			}
+			out = append(out, &runtimeapi.PortMapping{
+				Protocol:      protocol(p.Protocol),
+				ContainerPort: p.ContainerPort,
+				HostPort:      p.HostPort,
+				HostIp:        p.HostIP,
+			})
+		}
+	}
+	return out
+}
+
+func protocol(p corev1.Protocol) runtimeapi.Protocol {
+	switch p {
+	case corev1.ProtocolUDP:
+		return runtimeapi.Protocol_UDP
+	case corev1.ProtocolSCTP:
+		return runtimeapi.Protocol_SCTP
+	}
+	return runtimeapi.Protocol_TCP
+}
+
+func anyPrivileged(pod *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
+				return true
+			}
+		}
+	}
+	return false
+}

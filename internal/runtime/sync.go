@@ -1,0 +1,180 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// ActionKind names one step SyncPod took.
+type ActionKind string
+
+const (
+	ActionKillPod        ActionKind = "KillPod"
+	ActionCreateSandbox  ActionKind = "CreateSandbox"
+	ActionKillContainer  ActionKind = "KillContainer"
+	ActionStartContainer ActionKind = "StartContainer"
+)
+
+// Action is one step of a SyncPod: what, on which container (empty for the
+// pod or its sandbox), the resulting or affected ID, why, and how it ended.
+type Action struct {
+	Kind      ActionKind
+	Container string
+	ID        string
+	Reason    string
+	Err       error
+}
+
+// SyncResult says what one SyncPod did and what the pod's state implies.
+type SyncResult struct {
+	Actions []Action
+	// Terminal means the pod has finished: no container runs or will be
+	// started again. Failed says it ended because an init container failed
+	// under restartPolicy Never; Reason says why it ended.
+	Terminal bool
+	Failed   bool
+	Reason   string
+	// RetryAfter, if positive, is when a container's crash-loop back-off
+	// ends: sync the pod again then.
+	RetryAfter time.Duration
+}
+
+func (s *SyncResult) add(a Action) { s.Actions = append(s.Actions, a) }
+
+// SyncPod moves the pod's runtime state toward its spec: it (re)creates the
+// sandbox when needed, replaces containers whose spec changed, runs init
+// containers in order, and starts or restarts app containers as the
+// restart policy and the crash-loop back-off allow. mounts are the resolved
+// volume mounts by container name. status is the pod's current runtime
+// status, typically from the PLEG cache; nil makes SyncPod fetch it.
+//
+// The error joins every failed step; Actions say which steps ran. A
+// container waiting out its back-off yields a *BackoffError (matching
+// ErrCrashLoopBackOff) and a positive RetryAfter.
+func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts ContainerMounts, status *PodStatus) (SyncResult, error) {
+	if status == nil {
+		var err error
+		if status, err = r.GetPodStatus(ctx, pod.UID); err != nil {
+			return SyncResult{}, err
+		}
+	}
+	p := computePlan(pod, status)
+	log := r.log.WithValues("pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID)
+	res := SyncResult{Terminal: p.Done, Failed: p.Failed, Reason: p.DoneReason}
+
+	if p.KillPod {
+		reason := p.SandboxReason
+		if p.Done {
+			reason = p.DoneReason
+		}
+		log.V(1).Info("stopping pod", "reason", reason)
+		err := r.stopPod(ctx, pod.UID, stopOptions{grace: gracePeriod(pod)})
+		res.add(Action{Kind: ActionKillPod, Reason: reason, Err: err})
+		if err != nil {
+			return res, err
+		}
+	}
+	if p.Done {
+		return res, nil
+	}
+
+	sandboxID, sandbox, ips := p.SandboxID, r.sandboxConfig(pod, p.SandboxAttempt), status.IPs
+	if p.CreateSandbox {
+		id, err := r.runSandbox(ctx, sandbox)
+		res.add(Action{Kind: ActionCreateSandbox, ID: id, Reason: p.SandboxReason, Err: err})
+		if err != nil {
+			return res, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		log.V(1).Info("created sandbox", "id", id, "attempt", p.SandboxAttempt, "reason", p.SandboxReason)
+		sandboxID, ips = id, nil
+		if needsPodIP(pod) {
+			if ips, err = r.sandboxIPs(ctx, id); err != nil {
+				return res, err
+			}
+		}
+	}
+
+	if len(p.Kill) > 0 {
+		errs := r.stopContainers(ctx, p.Kill, gracePeriod(pod))
+		for i, k := range p.Kill {
+			res.add(Action{Kind: ActionKillContainer, Container: k.Name, ID: k.ID, Reason: k.Reason, Err: errs[i]})
+		}
+		// A container that may still run must not get a second instance.
+		if err := errors.Join(errs...); err != nil {
+			return res, err
+		}
+	}
+
+	var errs []error
+	env := podEnv{pod: pod, ips: ips}
+	for _, s := range p.Start {
+		c := specContainer(pod, s)
+		if wait := r.inBackoff(pod, c, s.Previous); wait != nil {
+			res.add(Action{Kind: ActionStartContainer, Container: c.Name, Reason: s.Reason, Err: wait})
+			if left := wait.Until.Sub(r.clock.Now()); res.RetryAfter == 0 || left < res.RetryAfter {
+				res.RetryAfter = left
+			}
+			errs = append(errs, wait)
+			continue
+		}
+		restarts := 0
+		if s.Previous != nil {
+			restarts = s.Previous.RestartCount + 1
+		}
+		id, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, mounts[c.Name], env)
+		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("container %q: %w", c.Name, err))
+			continue
+		}
+		log.V(1).Info("started container", "container", c.Name, "id", id, "restartCount", restarts, "reason", s.Reason)
+	}
+	return res, errors.Join(errs...)
+}
+
+func specContainer(pod *corev1.Pod, s startStep) *corev1.Container {
+	if s.Init {
+		return &pod.Spec.InitContainers[s.Index]
+	}
+	return &pod.Spec.Containers[s.Index]
+}
+
+// inBackoff applies the crash-loop back-off to replacing an exited
+// instance; it returns nil if the replacement may start now.
+func (r *Runtime) inBackoff(pod *corev1.Pod, c *corev1.Container, prev *ContainerStatus) *BackoffError {
+	if prev == nil || prev.State != ContainerStateExited {
+		return nil
+	}
+	key := backoffKey(pod.UID, c.Name, HashContainer(c))
+	left, delay := r.backoff.wait(key, prev.StartedAt, prev.FinishedAt)
+	if left <= 0 {
+		return nil
+	}
+	return &BackoffError{Container: c.Name, Until: r.clock.Now().Add(left), Delay: delay}
+}
+
+func needsPodIP(pod *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			for _, e := range c.Env {
+				if f := e.ValueFrom; f != nil && f.FieldRef != nil &&
+					(f.FieldRef.FieldPath == "status.podIP" || f.FieldRef.FieldPath == "status.podIPs") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (r *Runtime) sandboxIPs(ctx context.Context, id string) ([]string, error) {
+	resp, err := r.rt.PodSandboxStatus(ctx, id, false)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: status: %w", id, err)
+	}
+	return sandboxIPs(resp.GetStatus().GetNetwork()), nil
+}

@@ -1,0 +1,161 @@
+package volumes
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
+)
+
+// Options configure a Manager.
+type Options struct {
+	// RootDir is the agent's state directory; pods' volumes live under
+	// <RootDir>/pods. Required.
+	RootDir string
+	Logger  logr.Logger
+}
+
+// Manager sets up and cleans up pods' volumes. It keeps no state: every
+// answer is derived from the pod and the file system, so it is safe for
+// concurrent use on different pods.
+type Manager struct {
+	root string
+	log  logr.Logger
+}
+
+// New returns a Manager.
+func New(opts Options) (*Manager, error) {
+	if opts.RootDir == "" {
+		return nil, errors.New("volumes: Options.RootDir is required")
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = logr.Discard()
+	}
+	return &Manager{root: filepath.Clean(opts.RootDir), log: opts.Logger.WithName("volumes")}, nil
+}
+
+// PodDir is the pod's directory: <RootDir>/pods/<uid>.
+func (m *Manager) PodDir(uid types.UID) string {
+	return filepath.Join(m.root, "pods", string(uid))
+}
+
+// EmptyDirPath is where an emptyDir volume of the pod lives.
+func (m *Manager) EmptyDirPath(uid types.UID, volume string) string {
+	return filepath.Join(m.PodDir(uid), "volumes", "kubernetes.io~empty-dir", volume)
+}
+
+// Setup makes the pod's volumes ready (creating emptyDirs, checking or
+// creating hostPaths) and returns each container's mounts. It is
+// idempotent: call it before every sync.
+func (m *Manager) Setup(pod *corev1.Pod) (runtime.ContainerMounts, error) {
+	if err := checkUID(pod.UID); err != nil {
+		return nil, err
+	}
+	paths := make(map[string]string, len(pod.Spec.Volumes))
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		path, err := m.setupVolume(pod.UID, v)
+		if err != nil {
+			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		paths[v.Name] = path
+	}
+	mounts := runtime.ContainerMounts{}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			c := &cs[i]
+			for _, vm := range c.VolumeMounts {
+				mount, err := resolveMount(paths, vm)
+				if err != nil {
+					return nil, fmt.Errorf("pod %s/%s: container %q: %w", pod.Namespace, pod.Name, c.Name, err)
+				}
+				mounts[c.Name] = append(mounts[c.Name], mount)
+			}
+		}
+	}
+	return mounts, nil
+}
+
+func (m *Manager) setupVolume(uid types.UID, v *corev1.Volume) (string, error) {
+	switch {
+	case v.EmptyDir != nil:
+		if v.EmptyDir.Medium != corev1.StorageMediumDefault {
+			return "", fmt.Errorf("volume %q: emptyDir medium %q: %w", v.Name, v.EmptyDir.Medium, ErrUnsupportedVolume)
+		}
+		path := m.EmptyDirPath(uid, v.Name)
+		if err := os.MkdirAll(path, 0o777); err != nil {
+			return "", fmt.Errorf("volume %q: %w", v.Name, err)
+		}
+		// Any user of any container may write an emptyDir; the umask must
+		// not decide that.
+		if err := os.Chmod(path, 0o777); err != nil {
+			return "", fmt.Errorf("volume %q: %w", v.Name, err)
+		}
+		return path, nil
+	case v.HostPath != nil:
+		return checkHostPath(v.Name, v.HostPath)
+	}
+	return "", fmt.Errorf("volume %q: only emptyDir and hostPath are set up: %w", v.Name, ErrUnsupportedVolume)
+}
+
+// resolveMount maps a volumeMount onto the host, creating a missing
+// subPath directory as the kubelet does.
+func resolveMount(paths map[string]string, vm corev1.VolumeMount) (runtime.Mount, error) {
+	host, ok := paths[vm.Name]
+	if !ok {
+		return runtime.Mount{}, fmt.Errorf("volumeMount %s: no volume %q: %w", vm.MountPath, vm.Name, ErrInvalidMount)
+	}
+	if vm.SubPathExpr != "" {
+		return runtime.Mount{}, fmt.Errorf("volumeMount %s: subPathExpr: %w", vm.MountPath, ErrUnsupportedVolume)
+	}
+	if vm.SubPath != "" {
+		if filepath.IsAbs(vm.SubPath) || hasDotDot(vm.SubPath) {
+			return runtime.Mount{}, fmt.Errorf("volumeMount %s: subPath %q must be relative and stay inside the volume: %w", vm.MountPath, vm.SubPath, ErrInvalidMount)
+		}
+		host = filepath.Join(host, vm.SubPath)
+		if _, err := os.Lstat(host); os.IsNotExist(err) {
+			if err := os.MkdirAll(host, 0o755); err != nil {
+				return runtime.Mount{}, fmt.Errorf("volumeMount %s: subPath: %w", vm.MountPath, err)
+			}
+		}
+	}
+	return runtime.Mount{ContainerPath: vm.MountPath, HostPath: host, ReadOnly: vm.ReadOnly}, nil
+}
+
+func hasDotDot(p string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
+		if part == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// Cleanup removes the pod's directory with its emptyDir volumes. Call it
+// only once no container of the pod runs. hostPath volumes are never
+// touched.
+func (m *Manager) Cleanup(uid types.UID) error {
+	if err := checkUID(uid); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(m.PodDir(uid)); err != nil {
+		return fmt.Errorf("removing the volumes of pod %s: %w", uid, err)
+	}
+	return nil
+}
+
+// checkUID refuses UIDs that would make PodDir point elsewhere.
+func checkUID(uid types.UID) error {
+	s := string(uid)
+	if s == "" || s == "." || s == ".." || strings.ContainsAny(s, `/\`) {
+		return fmt.Errorf("pod UID %q cannot name a directory: %w", uid, ErrInvalidMount)
+	}
+	return nil
+}
