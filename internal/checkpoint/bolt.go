@@ -1,0 +1,157 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	bolt "go.etcd.io/bbolt"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+)
+
+// Options configure Open.
+type Options struct {
+	// Logger receives the line that says a corrupt file was moved aside.
+	Logger logr.Logger
+	// Clock stamps records and names moved-aside files. Default: real.
+	Clock clock.PassiveClock
+	// LockTimeout bounds the wait for another process's lock. Default 2s.
+	LockTimeout time.Duration
+}
+
+// Bolt is the checkpoint on disk.
+type Bolt struct {
+	db    *bolt.DB
+	clock clock.PassiveClock
+}
+
+var _ Store = (*Bolt)(nil)
+
+// Open opens or creates the checkpoint at path with mode 0600. A file that
+// is not a readable checkpoint is renamed to <path>.corrupt-<time> and a new
+// one is created; a file of a newer schema is refused with ErrNewerSchema.
+func Open(path string, opts Options) (*Bolt, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.LockTimeout == 0 {
+		opts.LockTimeout = 2 * time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	db, err := openChecked(path, opts.LockTimeout)
+	var corrupt *corruptError
+	if errors.As(err, &corrupt) {
+		aside := fmt.Sprintf("%s.corrupt-%s", path, opts.Clock.Now().UTC().Format("20060102T150405.000000000Z"))
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return nil, fmt.Errorf("checkpoint %s is unreadable (%v) and could not be moved aside: %w", path, corrupt.cause, rerr)
+		}
+		opts.Logger.Error(corrupt.cause, "Checkpoint unreadable; moved aside, starting from the sources", "path", path, "movedTo", aside)
+		db, err = openChecked(path, opts.LockTimeout)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(db, path); err != nil {
+		db.Close()
+		return nil, err
+	}
+	// bolt creates with the mode given, but an existing file keeps its own.
+	if err := os.Chmod(path, 0o600); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return &Bolt{db: db, clock: opts.Clock}, nil
+}
+
+// PutPod implements Store.
+func (b *Bolt) PutPod(rec PodRecord) error {
+	if err := rec.validate(); err != nil {
+		return err
+	}
+	return b.db.Update(func(tx *bolt.Tx) error {
+		pods := tx.Bucket(bucketPods)
+		old, _ := decode(pods.Get([]byte(rec.UID))) // a corrupt old record is overwritten
+		return put(pods, rec.inherit(old), b.clock.Now())
+	})
+}
+
+// SetPhase implements Store.
+func (b *Bolt) SetPhase(uid types.UID, phase Phase, deadline time.Time) error {
+	if !phase.valid() {
+		return fmt.Errorf("%w: pod %s: unknown phase %q", ErrInvalidRecord, uid, phase)
+	}
+	return b.db.Update(func(tx *bolt.Tx) error {
+		pods := tx.Bucket(bucketPods)
+		rec, err := decode(pods.Get([]byte(uid)))
+		if err != nil {
+			return fmt.Errorf("pod %s: %w", uid, err)
+		}
+		if rec == nil {
+			return fmt.Errorf("pod %s: %w", uid, ErrNotFound)
+		}
+		rec.Phase, rec.Deadline = phase, deadline
+		return put(pods, *rec, b.clock.Now())
+	})
+}
+
+// Delete implements Store.
+func (b *Bolt) Delete(uid types.UID) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketPods).Delete([]byte(uid))
+	})
+}
+
+// List implements Store. Keys are UIDs, so bolt's order is UID order.
+func (b *Bolt) List() ([]PodRecord, error) {
+	var recs []PodRecord
+	var errs []error
+	err := b.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketPods).ForEach(func(k, v []byte) error {
+			rec, err := decode(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("pod %s: %w", k, err))
+				return nil
+			}
+			recs = append(recs, *rec)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return recs, errors.Join(errs...)
+}
+
+// Close implements Store.
+func (b *Bolt) Close() error { return b.db.Close() }
+
+func put(pods *bolt.Bucket, rec PodRecord, now time.Time) error {
+	rec.Updated = now
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", rec.UID, err)
+	}
+	return pods.Put([]byte(rec.UID), data)
+}
+
+// decode returns nil for an absent value.
+func decode(v []byte) (*PodRecord, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var rec PodRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorruptRecord, err)
+	}
+	if err := rec.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorruptRecord, err)
+	}
+	return &rec, nil
+}
