@@ -1,0 +1,117 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/internal/pleg"
+	"github.com/nodeagent/nodeagent/internal/status"
+	"github.com/nodeagent/nodeagent/internal/timeline"
+	"github.com/nodeagent/nodeagent/staging/podmanager"
+	"github.com/nodeagent/nodeagent/staging/podworkers"
+)
+
+// Agent runs the pods its config sources want on the container runtime.
+// It only wires its parts; see the package documentation.
+type Agent struct {
+	pods      *podmanager.Manager
+	workers   *podworkers.PodWorkers
+	pleg      *pleg.PLEG
+	statuses  *status.Store
+	timeline  *timeline.Log
+	loop      *syncLoop
+	collector *collector
+	log       logr.Logger
+	running   atomic.Bool
+}
+
+// New builds an Agent; Run starts it.
+func New(opts Options) (*Agent, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	log := opts.Logger.WithName("agent")
+	m, err := newMetrics(opts.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("agent metrics: %w", err)
+	}
+	a := &Agent{
+		pods:     podmanager.New(),
+		statuses: status.NewStore(m.PodPhases),
+		timeline: timeline.NewWithClock(opts.TimelinePerPod, opts.Clock),
+		log:      log,
+	}
+	a.pleg, err = pleg.New(pleg.Options{Runtime: opts.Runtime, Interval: opts.RelistInterval, Logger: opts.Logger, Clock: opts.Clock})
+	if err != nil {
+		return nil, err
+	}
+	desired := func(uid types.UID) bool {
+		_, ok := a.pods.PodByUID(uid)
+		return ok
+	}
+	s := &syncer{
+		rt: opts.Runtime, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
+		timeline: a.timeline, desired: desired, clock: opts.Clock, log: log.WithName("syncer"),
+		pods: map[types.UID]*podRecord{},
+	}
+	a.workers, err = podworkers.New(podworkers.Options{
+		Syncer: s, Clock: opts.Clock, Logger: opts.Logger.WithName("podworkers"),
+		ResyncInterval: opts.SyncFrequency, Metrics: m,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.loop = &syncLoop{
+		updates: opts.Updates, events: a.pleg.Events(), pods: a.pods, workers: a.workers,
+		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval,
+		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
+		housekeeper: &housekeeper{
+			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,
+			statuses: a.statuses, timeline: a.timeline, sourcesReady: opts.SourcesReady,
+			podsDir: filepath.Join(opts.RootDir, "pods"), retention: opts.TimelineRetention,
+			clock: opts.Clock, log: log.WithName("housekeeping"),
+		},
+	}
+	a.collector = &collector{
+		rt: opts.Runtime, interval: opts.GCInterval, sourcesReady: opts.SourcesReady,
+		gone: func(uid types.UID) bool {
+			return !desired(uid) && !a.workers.CouldHaveRunningContainers(uid)
+		},
+		clock: opts.Clock, log: log.WithName("gc"),
+	}
+	return a, nil
+}
+
+// Run runs the agent until ctx ends, then returns once every goroutine it
+// started has ended. It kills no pod on its way out: what runs keeps
+// running, for the next agent to adopt. It may be called once.
+func (a *Agent) Run(ctx context.Context) error {
+	if !a.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	a.log.Info("Starting")
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return a.workers.Run(gctx) })
+	g.Go(func() error { return a.pleg.Start(gctx) })
+	g.Go(func() error { return a.collector.run(gctx) })
+	g.Go(func() error { return a.loop.run(gctx) })
+	err := g.Wait()
+	a.log.Info("Stopped", "err", err)
+	return err
+}
+
+// Ready reports nil once the runtime has answered a relist and the PLEG
+// is healthy.
+func (a *Agent) Ready() error {
+	if err := a.pleg.Healthy(); err != nil {
+		return fmt.Errorf("agent not ready: %w", err)
+	}
+	return nil
+}

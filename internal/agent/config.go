@@ -1,0 +1,150 @@
+package agent
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/internal/timeline"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+	"github.com/nodeagent/nodeagent/staging/podworkers"
+)
+
+// handleUpdate applies one config update to the pod manager and hands the
+// pods to their workers:
+//
+//	ADD        index, start (a static pod waits for an older one of its name)
+//	UPDATE     index, sync with the new spec (a deletion timestamp kills)
+//	DELETE     index, kill with the pod's deletion grace period
+//	REMOVE     unindex, kill
+//	RECONCILE  index (only the status changed)
+//	SET        the difference to what the source had, as the above
+func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
+	for _, pod := range u.Pods {
+		l.timeline.Record(pod.UID, timeline.KindSeen, "%s from %s", u.Op, u.Source)
+	}
+	l.log.V(2).Info("Config update", "op", u.Op, "source", u.Source, "pods", len(u.Pods))
+	switch u.Op {
+	case podtypes.ADD:
+		for _, pod := range u.Pods {
+			l.add(pod)
+		}
+	case podtypes.UPDATE:
+		for _, pod := range u.Pods {
+			l.change(pod)
+		}
+	case podtypes.DELETE:
+		for _, pod := range u.Pods {
+			l.pods.UpdatePod(pod)
+			if !podtypes.IsMirrorPod(pod) {
+				l.kill(pod)
+			}
+		}
+	case podtypes.REMOVE:
+		for _, pod := range u.Pods {
+			l.remove(pod)
+		}
+	case podtypes.RECONCILE:
+		for _, pod := range u.Pods {
+			l.pods.UpdatePod(pod)
+		}
+	case podtypes.SET:
+		l.set(u)
+	}
+}
+
+func (l *syncLoop) add(pod *corev1.Pod) {
+	l.pods.AddPod(pod)
+	if podtypes.IsMirrorPod(pod) {
+		l.mirrorChanged(pod)
+		return
+	}
+	if pod.DeletionTimestamp != nil {
+		l.kill(pod)
+		return
+	}
+	l.update(podworkers.UpdatePodOptions{Type: podworkers.Create, Pod: pod, MirrorPod: l.mirrorOf(pod)})
+}
+
+func (l *syncLoop) change(pod *corev1.Pod) {
+	l.pods.UpdatePod(pod)
+	if podtypes.IsMirrorPod(pod) {
+		l.mirrorChanged(pod)
+		return
+	}
+	if pod.DeletionTimestamp != nil {
+		l.kill(pod)
+		return
+	}
+	l.update(podworkers.UpdatePodOptions{Type: podworkers.Update, Pod: pod, MirrorPod: l.mirrorOf(pod)})
+}
+
+func (l *syncLoop) remove(pod *corev1.Pod) {
+	l.pods.RemovePod(pod)
+	if podtypes.IsMirrorPod(pod) {
+		l.mirrorChanged(pod)
+		return
+	}
+	l.kill(pod)
+}
+
+// kill stops the pod; the workers take the shortest of the grace period in
+// force, the pod's deletion grace period and its spec's.
+func (l *syncLoop) kill(pod *corev1.Pod) {
+	opts := &podworkers.KillPodOptions{GracePeriodOverride: pod.DeletionGracePeriodSeconds}
+	l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: opts})
+}
+
+// set applies a full snapshot of a source (or of all sources): pods it no
+// longer lists are removed, the others added or updated.
+func (l *syncLoop) set(u podtypes.PodUpdate) {
+	listed := make(map[types.UID]bool, len(u.Pods))
+	for _, pod := range u.Pods {
+		listed[pod.UID] = true
+	}
+	pods, mirrors := l.pods.PodsAndMirrorPods()
+	for _, pod := range append(pods, mirrors...) {
+		if listed[pod.UID] {
+			continue
+		}
+		if src, err := podtypes.PodSource(pod); u.Source == podtypes.AllSource || (err == nil && src == u.Source) {
+			l.remove(pod)
+		}
+	}
+	for _, pod := range u.Pods {
+		if old, ok := l.known(pod); ok && old != nil {
+			l.change(pod)
+		} else {
+			l.add(pod)
+		}
+	}
+}
+
+func (l *syncLoop) known(pod *corev1.Pod) (*corev1.Pod, bool) {
+	if podtypes.IsMirrorPod(pod) {
+		for _, m := range l.pods.MirrorPods() {
+			if m.UID == pod.UID {
+				return m, true
+			}
+		}
+		return nil, false
+	}
+	return l.pods.PodByUID(pod.UID)
+}
+
+// mirrorChanged syncs the static pod a mirror belongs to, so that it sees
+// the mirror (or its absence).
+func (l *syncLoop) mirrorChanged(mirror *corev1.Pod) {
+	if pod, ok := l.pods.PodByMirrorPod(mirror); ok {
+		l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod, MirrorPod: l.mirrorOf(pod)})
+	}
+}
+
+func (l *syncLoop) mirrorOf(pod *corev1.Pod) *corev1.Pod {
+	if !podtypes.IsStaticPod(pod) {
+		return nil
+	}
+	if m, ok := l.pods.MirrorPodByPod(pod); ok {
+		return m
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+// Package agent is the pod-handling core of nodeagent: it takes the merged
+// stream of desired pods from the config sources and runs them on the
+// container runtime through one pod worker per pod.
+//
+//	a, err := agent.New(agent.Options{
+//		NodeName: node, RootDir: "/var/lib/nodeagent",
+//		Runtime: rt, Volumes: vols,
+//		Updates: merger.Updates(), // Incremental mode
+//		SourcesReady: func() bool { return merger.SeenAllSources(podtypes.FileSource) },
+//	})
+//	err = a.Run(ctx)           // until ctx ends; kills nothing on the way out
+//	pods := a.Pods()           // for the local API
+//
+// # Parts
+//
+// Each part is its own type, and the Agent only wires them:
+//
+//   - syncer (syncer*.go) implements podworkers.Syncer: volumes, then
+//     runtime.SyncPod with the status the PLEG observed after the pod's
+//     previous sync, then the API status (internal/status) into the status
+//     store; KillPod with the grace period in force; cleanup.
+//   - syncLoop (loop.go, config.go) is the one select loop: config updates
+//     go to the pod manager and the pod workers, PLEG events and due pods
+//     become syncs, and housekeeping runs on its tick.
+//   - housekeeper (housekeeping.go) tells the workers which pods are
+//     desired, restarts pods the workers let go, kills runtime pods no
+//     source wants once every source is ready, and removes what removed
+//     pods left behind (pod directories, log directories, statuses,
+//     timelines).
+//   - collector (collector.go) garbage-collects dead containers and
+//     sandboxes on its own period.
+//   - metrics (metrics.go) implements podworkers.Metrics and the agent's
+//     own metrics on a component-base registry.
+//
+// # Restarts adopt, never kill
+//
+// Run returns once every goroutine has ended and never kills a pod on its
+// way out: a new agent process finds the containers by their labels, gets
+// the same static pods (the config gives them UIDs derived from their
+// manifests) and, since an unchanged spec plans no runtime call, adopts
+// them as they run. Orphans (runtime pods no source wants) are killed only
+// once every source has delivered its pods and a full housekeeping period
+// has passed since, so that a pod still on its way from a source is never
+// taken for one.
+package agent

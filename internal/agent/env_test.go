@@ -1,0 +1,150 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics"
+
+	"github.com/nodeagent/nodeagent/internal/volumes"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// testEnv runs an Agent over a fakeRuntime and real volumes, pod workers
+// and pod manager, with short periods, until the test ends.
+type testEnv struct {
+	t        *testing.T
+	rt       *fakeRuntime
+	rootDir  string
+	updates  chan podtypes.PodUpdate
+	ready    atomic.Bool
+	registry metrics.KubeRegistry
+	agent    *Agent
+	cancel   context.CancelFunc
+	done     chan error
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	dir := t.TempDir()
+	e := &testEnv{
+		t:        t,
+		rt:       newFakeRuntime(filepath.Join(dir, "logs")),
+		rootDir:  filepath.Join(dir, "root"),
+		updates:  make(chan podtypes.PodUpdate, 10),
+		registry: metrics.NewKubeRegistry(),
+	}
+	return e
+}
+
+// start builds the agent and runs it; it stops when the test ends.
+func (e *testEnv) start() *testEnv {
+	e.t.Helper()
+	vols, err := volumes.New(volumes.Options{RootDir: e.rootDir})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.agent, err = New(Options{
+		NodeName: "node-1", RootDir: e.rootDir, Runtime: e.rt, Volumes: vols,
+		Updates: e.updates, SourcesReady: e.ready.Load,
+		RelistInterval: 10 * time.Millisecond, HousekeepingInterval: 20 * time.Millisecond,
+		DueInterval: 10 * time.Millisecond, GCInterval: 30 * time.Millisecond,
+		Registry: e.registry,
+		Logger:   testr.NewWithOptions(e.t, testr.Options{Verbosity: 2}),
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel, e.done = cancel, make(chan error, 1)
+	go func() { e.done <- e.agent.Run(ctx) }()
+	e.t.Cleanup(func() { e.stop() })
+	return e
+}
+
+// stop ends Run and waits for it; it may be called more than once.
+func (e *testEnv) stop() error {
+	e.t.Helper()
+	if e.cancel == nil {
+		return nil
+	}
+	e.cancel()
+	e.cancel = nil
+	select {
+	case err := <-e.done:
+		return err
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("Run did not return within 10s of its context ending")
+	}
+	return nil
+}
+
+func (e *testEnv) send(op podtypes.Op, pods ...*corev1.Pod) {
+	e.updates <- podtypes.PodUpdate{Op: op, Source: podtypes.FileSource, Pods: pods}
+}
+
+// eventually polls cond every 5 ms for up to 5 s.
+func (e *testEnv) eventually(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (e *testEnv) phase(uid types.UID) corev1.PodPhase {
+	info, ok := e.agent.Pod(uid)
+	if !ok {
+		return ""
+	}
+	return info.Status.Phase
+}
+
+func (e *testEnv) workerPhase(uid types.UID) string {
+	info, _ := e.agent.Pod(uid)
+	return info.WorkerPhase
+}
+
+// staticPod returns a file-source pod whose UID hashes its spec, as the
+// config module gives static pods theirs.
+func staticPod(name, image string, policy corev1.RestartPolicy) *corev1.Pod {
+	grace := int64(7)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-node-1", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 policy,
+			TerminationGracePeriodSeconds: &grace,
+			Containers: []corev1.Container{{Name: "main", Image: image,
+				VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}}},
+			Volumes: []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+	}
+	sum := sha256.Sum256([]byte(name + "/" + image + "/" + string(policy)))
+	hash := fmt.Sprintf("%x", sum[:8])
+	pod.UID = types.UID(hash)
+	pod.Annotations = map[string]string{
+		podtypes.ConfigSourceAnnotationKey: string(podtypes.FileSource),
+		podtypes.ConfigHashAnnotationKey:   hash,
+	}
+	return pod
+}
+
+func kinds(e *testEnv, uid types.UID) map[string]int {
+	out := map[string]int{}
+	for _, en := range e.agent.Timeline(uid) {
+		out[en.Kind]++
+	}
+	return out
+}

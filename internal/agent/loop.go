@@ -1,0 +1,104 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+
+	"github.com/nodeagent/nodeagent/internal/pleg"
+	"github.com/nodeagent/nodeagent/internal/timeline"
+	"github.com/nodeagent/nodeagent/staging/podmanager"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+	"github.com/nodeagent/nodeagent/staging/podworkers"
+)
+
+// syncLoop is the one place that fans work out: config updates, PLEG
+// events, due pods and housekeeping all pass through its select, one at a
+// time, so that the order in which the pod manager and the workers learn
+// about pods is the order in which they happened.
+type syncLoop struct {
+	updates      <-chan podtypes.PodUpdate
+	events       <-chan pleg.PodLifecycleEvent
+	pods         *podmanager.Manager
+	workers      *podworkers.PodWorkers
+	housekeeper  *housekeeper
+	timeline     *timeline.Log
+	clock        clock.WithTicker
+	due          time.Duration
+	housekeeping time.Duration
+	log          logr.Logger
+}
+
+// run loops until ctx ends. It kills nothing on its way out.
+func (l *syncLoop) run(ctx context.Context) error {
+	due := l.clock.NewTicker(l.due)
+	defer due.Stop()
+	hk := l.clock.NewTicker(l.housekeeping)
+	defer hk.Stop()
+	events := l.events
+	for {
+		// Go picks among ready cases at random: once ctx has ended, nothing
+		// else may be acted on.
+		if ctx.Err() != nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case u := <-l.updates:
+			l.handleUpdate(u)
+		case e, ok := <-events:
+			if !ok {
+				events = nil // the PLEG has stopped: ctx is ending
+				continue
+			}
+			l.handleEvent(e)
+		case <-due.C():
+			l.syncDue()
+		case <-hk.C():
+			// Take in what the sources have sent before deciding what is
+			// an orphan.
+			l.drainUpdates(ctx)
+			l.housekeeper.run(ctx)
+		}
+	}
+}
+
+func (l *syncLoop) drainUpdates(ctx context.Context) {
+	for ctx.Err() == nil {
+		select {
+		case u := <-l.updates:
+			l.handleUpdate(u)
+		default:
+			return
+		}
+	}
+}
+
+// handleEvent syncs the pod a runtime change is about. A removed container
+// needs no sync; a pod no source wants is housekeeping's.
+func (l *syncLoop) handleEvent(e pleg.PodLifecycleEvent) {
+	if e.Type == pleg.ContainerRemoved {
+		return
+	}
+	if pod, ok := l.pods.PodByUID(e.ID); ok {
+		l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod, MirrorPod: l.mirrorOf(pod)})
+	}
+}
+
+// syncDue syncs the pods the workers' queue says are due.
+func (l *syncLoop) syncDue() {
+	for _, uid := range l.workers.DuePods() {
+		if pod, ok := l.pods.PodByUID(uid); ok {
+			l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod, MirrorPod: l.mirrorOf(pod)})
+		}
+	}
+}
+
+func (l *syncLoop) update(opts podworkers.UpdatePodOptions) {
+	if err := l.workers.UpdatePod(opts); err != nil {
+		l.log.V(2).Info("Pod update not taken", "err", err)
+	}
+}

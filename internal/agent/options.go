@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics"
+	"k8s.io/utils/clock"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// ErrInvalidOptions is returned by New for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid agent options")
+
+// ErrAlreadyRunning is returned by a second call of Run.
+var ErrAlreadyRunning = errors.New("agent already running")
+
+// The defaults of Options.
+const (
+	DefaultSyncFrequency        = time.Minute
+	DefaultRelistInterval       = time.Second
+	DefaultHousekeepingInterval = 2 * time.Second
+	DefaultGCInterval           = time.Minute
+	DefaultDueInterval          = time.Second
+	DefaultTimelineRetention    = 10 * time.Minute
+	DefaultTimelinePerPod       = 100
+)
+
+// Runtime is what the agent needs of the container runtime;
+// *runtime.Runtime satisfies it.
+type Runtime interface {
+	SyncPod(ctx context.Context, pod *corev1.Pod, mounts runtime.ContainerMounts, status *runtime.PodStatus) (runtime.SyncResult, error)
+	KillPod(ctx context.Context, pod *corev1.Pod, running runtime.Pod, gracePeriodOverride *int64) error
+	GetPodStatus(ctx context.Context, uid types.UID) (*runtime.PodStatus, error)
+	GetPods(ctx context.Context) ([]*runtime.Pod, error)
+	GarbageCollect(ctx context.Context, deleted func(types.UID) bool) error
+	PodLogDir(pod *corev1.Pod) string
+}
+
+// Volumes is what the agent needs of the volume manager; *volumes.Manager
+// satisfies it.
+type Volumes interface {
+	Setup(pod *corev1.Pod) (runtime.ContainerMounts, error)
+	Cleanup(uid types.UID) error
+}
+
+// Options configure an Agent. NodeName is informational; Runtime, Volumes,
+// Updates, SourcesReady and RootDir are required.
+type Options struct {
+	NodeName string
+	// RootDir is the agent's state directory: pod directories live under
+	// <RootDir>/pods/<uid>, as the volumes package lays them out.
+	RootDir string
+	Runtime Runtime
+	Volumes Volumes
+	// Updates is the merged config stream (config.Merger.Updates() in
+	// Incremental mode).
+	Updates <-chan podtypes.PodUpdate
+	// SourcesReady reports whether every source has delivered its pods;
+	// orphans are not killed before it does.
+	SourcesReady func() bool
+	// SyncFrequency is how often a healthy pod is synced again (default
+	// 1m); RelistInterval the PLEG's period (default 1s);
+	// HousekeepingInterval housekeeping's (default 2s).
+	SyncFrequency        time.Duration
+	RelistInterval       time.Duration
+	HousekeepingInterval time.Duration
+	// GCInterval is the period of the garbage collection of dead
+	// containers (default 1m).
+	GCInterval time.Duration
+	// DueInterval is how often the work queue is polled for pods due a
+	// resync or at the end of a back-off (default 1s).
+	DueInterval time.Duration
+	// TimelinePerPod bounds each pod's timeline (default 100 entries);
+	// TimelineRetention is how long the timeline of a pod that is gone is
+	// kept (default 10m).
+	TimelinePerPod    int
+	TimelineRetention time.Duration
+	// Registry receives the agent's metrics; nil registers none.
+	Registry metrics.KubeRegistry
+	Logger   logr.Logger
+	Clock    clock.WithTicker
+}
+
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.Runtime == nil:
+		return o, fmt.Errorf("%w: Runtime is required", ErrInvalidOptions)
+	case o.Volumes == nil:
+		return o, fmt.Errorf("%w: Volumes is required", ErrInvalidOptions)
+	case o.Updates == nil:
+		return o, fmt.Errorf("%w: Updates is required", ErrInvalidOptions)
+	case o.SourcesReady == nil:
+		return o, fmt.Errorf("%w: SourcesReady is required", ErrInvalidOptions)
+	case o.RootDir == "":
+		return o, fmt.Errorf("%w: RootDir is required", ErrInvalidOptions)
+	}
+	for name, d := range map[string]time.Duration{
+		"SyncFrequency": o.SyncFrequency, "RelistInterval": o.RelistInterval,
+		"HousekeepingInterval": o.HousekeepingInterval, "GCInterval": o.GCInterval,
+		"DueInterval": o.DueInterval, "TimelineRetention": o.TimelineRetention,
+	} {
+		if d < 0 {
+			return o, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d)
+		}
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.SyncFrequency, DefaultSyncFrequency)
+	def(&o.RelistInterval, DefaultRelistInterval)
+	def(&o.HousekeepingInterval, DefaultHousekeepingInterval)
+	def(&o.GCInterval, DefaultGCInterval)
+	def(&o.DueInterval, DefaultDueInterval)
+	def(&o.TimelineRetention, DefaultTimelineRetention)
+	if o.TimelinePerPod <= 0 {
+		o.TimelinePerPod = DefaultTimelinePerPod
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	return o, nil
+}

@@ -1,0 +1,88 @@
+package agent
+
+import (
+	"cmp"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/internal/timeline"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// PodInfo is what the agent knows of one pod, for the local API.
+type PodInfo struct {
+	Pod *corev1.Pod
+	// Status is the API status as the agent computed it; empty until the
+	// pod's first sync.
+	Status corev1.PodStatus
+	// WorkerPhase is "sync", "terminating" or "terminated".
+	WorkerPhase string
+	Source      podtypes.Source
+	ConfigHash  string
+}
+
+// Pods returns every pod a source wants, and those still being terminated
+// or whose final status is kept, sorted by namespace and name (then UID).
+// The pods must be treated as read-only.
+func (a *Agent) Pods() []PodInfo {
+	byUID := map[types.UID]*PodInfo{}
+	for _, pod := range a.pods.Pods() {
+		byUID[pod.UID] = &PodInfo{Pod: pod}
+	}
+	for _, e := range a.statuses.List() {
+		info, ok := byUID[e.Pod.UID]
+		if !ok {
+			info = &PodInfo{Pod: e.Pod}
+			byUID[e.Pod.UID] = info
+		}
+		info.Status = e.Status
+	}
+	out := make([]PodInfo, 0, len(byUID))
+	for _, info := range byUID {
+		out = append(out, a.complete(*info))
+	}
+	slices.SortFunc(out, func(x, y PodInfo) int {
+		return cmp.Or(cmp.Compare(x.Pod.Namespace, y.Pod.Namespace), cmp.Compare(x.Pod.Name, y.Pod.Name), cmp.Compare(x.Pod.UID, y.Pod.UID))
+	})
+	return out
+}
+
+// Pod returns what the agent knows of the pod with the given UID.
+func (a *Agent) Pod(uid types.UID) (PodInfo, bool) {
+	info := PodInfo{}
+	if pod, ok := a.pods.PodByUID(uid); ok {
+		info.Pod = pod
+	}
+	if e, ok := a.statuses.Get(uid); ok {
+		if info.Pod == nil {
+			info.Pod = e.Pod
+		}
+		info.Status = e.Status
+	}
+	if info.Pod == nil {
+		return PodInfo{}, false
+	}
+	return a.complete(info), true
+}
+
+func (a *Agent) complete(info PodInfo) PodInfo {
+	uid := info.Pod.UID
+	switch {
+	case a.workers.IsPodKnownTerminated(uid):
+		info.WorkerPhase = phaseTerminated
+	case a.workers.IsPodTerminationRequested(uid):
+		info.WorkerPhase = phaseTerminating
+	default:
+		info.WorkerPhase = phaseSync
+	}
+	info.Source, _ = podtypes.PodSource(info.Pod)
+	info.ConfigHash = podtypes.ConfigHash(info.Pod)
+	return info
+}
+
+// Timeline returns the pod's recent events, oldest first.
+func (a *Agent) Timeline(uid types.UID) []timeline.Entry {
+	return a.timeline.Get(uid)
+}

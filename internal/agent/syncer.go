@@ -1,0 +1,195 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/status"
+	"github.com/nodeagent/nodeagent/internal/timeline"
+	"github.com/nodeagent/nodeagent/staging/podworkers"
+)
+
+// statusCache is the PLEG's cache of runtime statuses; *pleg.Cache
+// satisfies it.
+type statusCache interface {
+	GetNewerThan(ctx context.Context, uid types.UID, t time.Time) (*runtime.PodStatus, error)
+	Get(uid types.UID) (*runtime.PodStatus, error)
+	Delete(uid types.UID)
+}
+
+// The worker phases the timeline and PodInfo name.
+const (
+	phaseSync        = "sync"
+	phaseTerminating = "terminating"
+	phaseTerminated  = "terminated"
+)
+
+// syncer implements podworkers.Syncer: it does the work of each pod worker
+// with the runtime, the volumes and the status store. The workers call it
+// for one pod at a time, so per-pod state needs no ordering beyond mu.
+type syncer struct {
+	rt       Runtime
+	vols     Volumes
+	cache    statusCache
+	statuses *status.Store
+	timeline *timeline.Log
+	// desired reports whether a source still wants the pod.
+	desired func(types.UID) bool
+	clock   clock.PassiveClock
+	log     logr.Logger
+
+	mu   sync.Mutex
+	pods map[types.UID]*podRecord
+}
+
+// podRecord is what the syncer remembers between calls for one pod.
+type podRecord struct {
+	// lastSync is when the pod's previous SyncPod ended: the next one waits
+	// for a runtime status observed after it, so it sees its own actions.
+	lastSync time.Time
+	phase    string
+}
+
+var _ podworkers.Syncer = (*syncer)(nil)
+
+// enter notes which phase the pod's worker is in, recording a change in
+// the timeline, and returns the pod's record as it was.
+func (s *syncer) enter(uid types.UID, phase string) podRecord {
+	s.mu.Lock()
+	r, ok := s.pods[uid]
+	if !ok {
+		r = &podRecord{}
+		s.pods[uid] = r
+	}
+	prev := *r
+	r.phase = phase
+	s.mu.Unlock()
+	if prev.phase != phase {
+		s.timeline.Record(uid, timeline.KindWorker, "%s", phase)
+	}
+	return prev
+}
+
+func (s *syncer) synced(uid types.UID, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.pods[uid]; ok {
+		r.lastSync = at
+	}
+}
+
+func (s *syncer) forget(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pods, uid)
+}
+
+// SyncPod sets up the pod's volumes, moves its runtime state toward its
+// spec, and stores the status that results. It reports terminal once the
+// pod has reached Succeeded or Failed.
+func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *corev1.Pod) (bool, error) {
+	uid := pod.UID
+	rec := s.enter(uid, phaseSync)
+	rs, err := s.cache.GetNewerThan(ctx, uid, rec.lastSync)
+	if err != nil {
+		return false, s.failed(uid, fmt.Errorf("pod %s/%s: runtime status: %w", pod.Namespace, pod.Name, err))
+	}
+	prev := s.statuses.Status(uid)
+	if rec.phase == "" {
+		// A new worker: whatever status a worker of this UID left (a pod
+		// removed and put back) must not hold the new one in a terminal phase.
+		prev = nil
+	}
+	mounts, err := s.vols.Setup(pod)
+	if err != nil {
+		s.store(pod, rs, nil, err, false, prev)
+		return false, s.failed(uid, err)
+	}
+	res, syncErr := s.rt.SyncPod(ctx, pod, mounts, rs)
+	s.synced(uid, s.clock.Now())
+	s.recordActions(uid, res.Actions)
+	if len(res.Actions) > 0 && ctx.Err() == nil {
+		// The status of before the actions is stale now; the PLEG would
+		// tell within a relist, but the status store can know at once.
+		if fresh, err := s.rt.GetPodStatus(ctx, uid); err == nil {
+			rs = fresh
+		}
+	}
+	st := s.store(pod, rs, &res, syncErr, res.Terminal, prev)
+	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
+	if syncErr != nil {
+		return terminal, s.failed(uid, classify(pod, syncErr))
+	}
+	return terminal, nil
+}
+
+// store generates the pod's API status and stores it.
+func (s *syncer) store(pod *corev1.Pod, rs *runtime.PodStatus, res *runtime.SyncResult, err error, terminal bool, prev *corev1.PodStatus) corev1.PodStatus {
+	st := status.Generate(status.Input{
+		Pod: pod, Runtime: rs, Result: res, Err: err, Terminal: terminal, Previous: prev, Now: s.clock.Now(),
+	})
+	s.statuses.Set(pod, st)
+	return st
+}
+
+func (s *syncer) recordActions(uid types.UID, actions []runtime.Action) {
+	for _, a := range actions {
+		var b strings.Builder
+		b.WriteString(string(a.Kind))
+		if a.Container != "" {
+			fmt.Fprintf(&b, " %q", a.Container)
+		}
+		if a.ID != "" {
+			fmt.Fprintf(&b, " %s", shortID(a.ID))
+		}
+		if a.Reason != "" {
+			fmt.Fprintf(&b, ": %s", a.Reason)
+		}
+		if a.Err != nil {
+			fmt.Fprintf(&b, " (failed: %v)", a.Err)
+		}
+		s.timeline.Record(uid, timeline.KindRuntime, "%s", b.String())
+	}
+}
+
+// failed records a sync error in the pod's timeline, unless it only says
+// the worker's context ended.
+func (s *syncer) failed(uid types.UID, err error) error {
+	if !errors.Is(err, context.Canceled) {
+		s.timeline.Record(uid, timeline.KindError, "%v", err)
+	}
+	return err
+}
+
+// classify marks a sandbox that could not be created for want of a pod
+// network, so that the workers retry it soon. The runtime reports no
+// network readiness of its own; containerd's refusal names its CNI.
+func classify(pod *corev1.Pod, err error) error {
+	if pod.Spec.HostNetwork || !errors.Is(err, runtime.ErrCreateSandbox) {
+		return err
+	}
+	msg := strings.ToLower(err.Error())
+	for _, hint := range []string{"cni plugin not initialized", "network not ready", "networkready", "cni config"} {
+		if strings.Contains(msg, hint) {
+			return fmt.Errorf("%w: %w", podworkers.ErrNetworkNotReady, err)
+		}
+	}
+	return err
+}
+
+func shortID(id string) string {
+	if len(id) > 13 {
+		return id[:13]
+	}
+	return id
+}

@@ -1,0 +1,117 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/status"
+	"github.com/nodeagent/nodeagent/internal/timeline"
+	"github.com/nodeagent/nodeagent/staging/podworkers"
+)
+
+// SyncTerminatingPod stops and removes every container and sandbox of the
+// pod, giving them exactly gracePeriod seconds, and stores its final
+// status.
+func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, gracePeriod int64, statusFn func(*corev1.PodStatus)) error {
+	uid := pod.UID
+	s.enter(uid, phaseTerminating)
+	// The newest status observed before the kill: KillPod removes the
+	// containers, and with them what they ended with.
+	before, err := s.rt.GetPodStatus(ctx, uid)
+	if err != nil {
+		before, _ = s.cache.Get(uid)
+	}
+	grace := gracePeriod
+	if err := s.rt.KillPod(ctx, pod, runtime.Pod{ID: uid, Name: pod.Name, Namespace: pod.Namespace}, &grace); err != nil {
+		return s.failed(uid, err)
+	}
+	s.timeline.Record(uid, timeline.KindRuntime, "KillPod: grace period %ds", grace)
+	st := status.Generate(status.Input{
+		Pod: pod, Runtime: stopped(before, s.clock.Now()), Terminal: true,
+		Previous: s.statuses.Status(uid), Now: s.clock.Now(),
+	})
+	statusFn(&st)
+	s.statuses.Set(pod, st)
+	return nil
+}
+
+// SyncTerminatingRuntimePod kills a pod that only the runtime knows, with
+// the grace period its containers recorded.
+func (s *syncer) SyncTerminatingRuntimePod(ctx context.Context, rp podworkers.RuntimePod) error {
+	s.enter(rp.UID, phaseTerminating)
+	if err := s.rt.KillPod(ctx, nil, runtime.Pod{ID: rp.UID, Name: rp.Name, Namespace: rp.Namespace}, nil); err != nil {
+		return s.failed(rp.UID, err)
+	}
+	s.timeline.Record(rp.UID, timeline.KindRuntime, "KillPod: orphan %s/%s", rp.Namespace, rp.Name)
+	if rp.Name != "" {
+		logs := s.rt.PodLogDir(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: rp.Name, Namespace: rp.Namespace, UID: rp.UID}})
+		if err := os.RemoveAll(logs); err != nil {
+			return s.failed(rp.UID, fmt.Errorf("removing the logs of pod %s: %w", rp.UID, err))
+		}
+	}
+	s.cache.Delete(rp.UID)
+	s.forget(rp.UID)
+	return nil
+}
+
+// SyncTerminatedPod removes the pod's volumes once nothing of it runs. A
+// pod its source still lists (one that completed) keeps its status and
+// logs until the source drops it; housekeeping removes them then.
+func (s *syncer) SyncTerminatedPod(_ context.Context, pod *corev1.Pod) error {
+	uid := pod.UID
+	s.enter(uid, phaseTerminated)
+	if err := s.vols.Cleanup(uid); err != nil {
+		return s.failed(uid, err)
+	}
+	if !s.desired(uid) {
+		if err := removePodArtifacts(s.rt, s.statuses, pod); err != nil {
+			return s.failed(uid, err)
+		}
+	}
+	s.cache.Delete(uid)
+	s.forget(uid)
+	return nil
+}
+
+// removePodArtifacts removes what a pod that is gone for good leaves
+// besides its volumes: its log directory and its status.
+func removePodArtifacts(rt Runtime, statuses *status.Store, pod *corev1.Pod) error {
+	if err := os.RemoveAll(rt.PodLogDir(pod)); err != nil {
+		return fmt.Errorf("removing the logs of pod %s: %w", pod.UID, err)
+	}
+	statuses.Delete(pod.UID)
+	return nil
+}
+
+// stopped is the runtime status of a pod after KillPod: its sandboxes are
+// not ready, and containers that were still running are gone without an
+// exit status, which the kubelet reports as exit code 137 with reason
+// ContainerStatusUnknown.
+func stopped(rs *runtime.PodStatus, now time.Time) *runtime.PodStatus {
+	if rs == nil {
+		return nil
+	}
+	out := *rs
+	out.IPs = nil
+	out.Sandboxes = append([]runtime.SandboxStatus(nil), rs.Sandboxes...)
+	for i := range out.Sandboxes {
+		out.Sandboxes[i].State = runtime.SandboxNotReady
+	}
+	out.Containers = append([]runtime.ContainerStatus(nil), rs.Containers...)
+	for i := range out.Containers {
+		c := &out.Containers[i]
+		if c.State == runtime.ContainerStateExited {
+			continue
+		}
+		c.State, c.ExitCode, c.FinishedAt = runtime.ContainerStateExited, 137, now
+		c.Reason = status.ReasonStatusUnknown
+		c.Message = "The container was stopped with its pod; its exit status is gone with it"
+	}
+	return &out
+}

@@ -1,0 +1,105 @@
+package status
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
+)
+
+// Condition reasons, as the kubelet gives them.
+const (
+	ReasonContainersNotInitialized = "ContainersNotInitialized"
+	ReasonContainersNotReady       = "ContainersNotReady"
+	ReasonPodCompleted             = "PodCompleted"
+)
+
+// conditions computes the pod's conditions, in the kubelet's order. A
+// condition keeps its previous transition time while its status stays.
+func conditions(pod *corev1.Pod, rs *runtime.PodStatus, st, prev *corev1.PodStatus, now time.Time) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	add := func(t corev1.PodConditionType, ok bool, reason, message string) {
+		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reason, Message: message}
+		if ok {
+			c.Status, c.Reason, c.Message = corev1.ConditionTrue, "", ""
+		}
+		c.LastTransitionTime = metaTime(now)
+		if i := slices.IndexFunc(prev.Conditions, func(p corev1.PodCondition) bool { return p.Type == t }); i >= 0 &&
+			prev.Conditions[i].Status == c.Status {
+			c.LastTransitionTime = prev.Conditions[i].LastTransitionTime
+		}
+		out = append(out, c)
+	}
+	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
+
+	add(corev1.PodReadyToStartContainers, sandboxReady(rs) && !terminal, "", "")
+
+	notInit := notInitialized(pod, st.InitContainerStatuses)
+	add(corev1.PodInitialized, len(notInit) == 0, ReasonContainersNotInitialized, unready("incomplete", notInit))
+
+	var notReady []string
+	for _, c := range pod.Spec.Containers {
+		if cs := statusOf(st.ContainerStatuses, c.Name); cs == nil || !cs.Ready {
+			notReady = append(notNil(notReady), c.Name)
+		}
+	}
+	reason, message := ReasonContainersNotReady, unready("unready", notReady)
+	if terminal {
+		reason, message = ReasonPodCompleted, ""
+	}
+	ready := len(notReady) == 0 && !terminal
+	add(corev1.PodReady, ready, reason, message)
+	add(corev1.ContainersReady, ready, reason, message)
+	add(corev1.PodScheduled, true, "", "")
+	return out
+}
+
+// sandboxReady reports whether the pod's newest sandbox runs (with an IP
+// unless it shares the host's network), so containers can start in it.
+func sandboxReady(rs *runtime.PodStatus) bool {
+	if len(rs.Sandboxes) == 0 {
+		return false
+	}
+	sb := rs.Sandboxes[0]
+	return sb.State == runtime.SandboxReady && (sb.HostNetwork || sb.IP != "" || len(rs.IPs) > 0)
+}
+
+// notInitialized lists the init containers that have not completed (or, for
+// sidecars, not started).
+func notInitialized(pod *corev1.Pod, statuses []corev1.ContainerStatus) []string {
+	var out []string
+	for _, c := range pod.Spec.InitContainers {
+		cs := statusOf(statuses, c.Name)
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		done := false
+		switch {
+		case cs == nil:
+		case sidecar:
+			done = cs.Started != nil && *cs.Started
+		case cs.State.Terminated != nil:
+			done = cs.State.Terminated.ExitCode == 0
+		}
+		if !done {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+func unready(what string, names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("containers with %s status: [%s]", what, strings.Join(names, " "))
+}
+
+func notNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,121 @@
+package status
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
+)
+
+// The kubelet's waiting reasons for containers that do not run yet.
+const (
+	ReasonContainerCreating = "ContainerCreating"
+	ReasonPodInitializing   = "PodInitializing"
+	// ReasonStatusUnknown: the runtime cannot tell the container's state.
+	ReasonStatusUnknown = "ContainerStatusUnknown"
+)
+
+// containerStatuses reports each container of specs, in spec order. A
+// container the runtime does not hold yet is waiting (PodInitializing in a
+// pod with init containers, as the kubelet reports it, else
+// ContainerCreating, or the reason of a pod-wide failure). A container
+// whose newest start failed is waiting with that failure's reason, and its
+// newest termination becomes the last one.
+func containerStatuses(specs []corev1.Container, rs *runtime.PodStatus, reasons map[string]waiting, podWide *waiting, hasInit bool) []corev1.ContainerStatus {
+	if len(specs) == 0 {
+		return nil
+	}
+	byName := map[string][]*runtime.ContainerStatus{}
+	for i := range rs.Containers {
+		c := &rs.Containers[i]
+		byName[c.Name] = append(byName[c.Name], c) // newest first, as the runtime sorts them
+	}
+	defaultReason := ReasonContainerCreating
+	if hasInit {
+		defaultReason = ReasonPodInitializing
+	}
+	out := make([]corev1.ContainerStatus, 0, len(specs))
+	for _, spec := range specs {
+		cs := corev1.ContainerStatus{Name: spec.Name, Image: spec.Image, Started: new(false)}
+		instances := byName[spec.Name]
+		if len(instances) == 0 {
+			w := waiting{reason: defaultReason}
+			if podWide != nil {
+				w = *podWide
+			}
+			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: w.reason, Message: w.message}
+		} else {
+			latest := instances[0]
+			fillFromRuntime(&cs, latest)
+			if len(instances) > 1 && instances[1].State == runtime.ContainerStateExited {
+				cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(instances[1])}
+			}
+		}
+		if w, ok := reasons[spec.Name]; ok && cs.State.Running == nil {
+			if cs.State.Terminated != nil {
+				cs.LastTerminationState = cs.State
+			}
+			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: w.reason, Message: w.message}}
+		}
+		out = append(out, cs)
+	}
+	return out
+}
+
+func fillFromRuntime(cs *corev1.ContainerStatus, c *runtime.ContainerStatus) {
+	cs.ContainerID = ContainerID(c.ID)
+	if c.Image != "" {
+		cs.Image = c.Image
+	}
+	cs.ImageID = c.ImageRef
+	cs.RestartCount = int32(c.RestartCount)
+	switch c.State {
+	case runtime.ContainerStateRunning:
+		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metaTime(c.StartedAt)}
+		cs.Started = new(true)
+		cs.Ready = true // no readiness probes yet: running is ready
+	case runtime.ContainerStateExited:
+		cs.State.Terminated = terminated(c)
+	case runtime.ContainerStateCreated:
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: ReasonContainerCreating}
+	default:
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: ReasonStatusUnknown}
+	}
+}
+
+func terminated(c *runtime.ContainerStatus) *corev1.ContainerStateTerminated {
+	reason := c.Reason
+	if reason == "" {
+		reason = "Completed"
+		if c.ExitCode != 0 {
+			reason = "Error"
+		}
+	}
+	return &corev1.ContainerStateTerminated{
+		ExitCode:    c.ExitCode,
+		Reason:      reason,
+		Message:     c.Message,
+		StartedAt:   metaTime(c.StartedAt),
+		FinishedAt:  metaTime(c.FinishedAt),
+		ContainerID: ContainerID(c.ID),
+	}
+}
+
+// ContainerID is the API form of a runtime container ID.
+func ContainerID(id string) string {
+	if id == "" {
+		return ""
+	}
+	return RuntimeName + "://" + id
+}
+
+// metaTime truncates to the API's one-second resolution, so that a status
+// survives a round trip through JSON unchanged.
+func metaTime(t time.Time) metav1.Time {
+	if t.IsZero() {
+		return metav1.Time{}
+	}
+	return metav1.NewTime(t.Truncate(time.Second))
+}

@@ -1,0 +1,23 @@
+// Package status computes the API status of a pod from what the runtime
+// reports, as the kubelet computes it, and keeps the newest status of every
+// pod the agent runs.
+//
+//	st := status.Generate(status.Input{
+//		Pod:      pod,
+//		Runtime:  runtimeStatus,         // from the PLEG cache
+//		Result:   &syncResult,           // the last runtime.SyncPod, for waiting reasons
+//		Previous: prev,                  // keeps start and transition times
+//		Now:      clock.Now(),
+//	})
+//	store.Set(pod, st)
+//
+// Generate is a pure function: phase (Pending, Running, Succeeded, Failed,
+// honouring init containers and the restart policy), init and app container
+// statuses (waiting with the kubelet's reasons, running, terminated, the
+// last termination, restart count, image and container IDs, readiness),
+// the conditions PodScheduled, PodReadyToStartContainers, Initialized,
+// ContainersReady and Ready, pod IPs, start time and QoS class. A pod that
+// reached Succeeded or Failed never leaves that phase.
+//
+// Readiness has no probes yet: a container is ready while it runs.
+package status

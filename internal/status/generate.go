@@ -1,0 +1,140 @@
+package status
+
+import (
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
+)
+
+// RuntimeName prefixes container IDs in the API status: "containerd://<id>".
+const RuntimeName = "containerd"
+
+// Input is everything Generate looks at.
+type Input struct {
+	Pod *corev1.Pod
+	// Runtime is what the runtime holds of the pod; nil means nothing.
+	Runtime *runtime.PodStatus
+	// Result is the outcome of the newest runtime.SyncPod, or nil. A
+	// container whose start failed there is reported waiting with the
+	// reason of its error (CrashLoopBackOff, ErrImageNeverPull, ...).
+	Result *runtime.SyncResult
+	// Err is the newest sync error. When it names a waiting reason but no
+	// container (a sandbox that could not be created), containers that do
+	// not exist yet are reported waiting with that reason.
+	Err error
+	// Terminal says the pod will run nothing more: it finished, or it was
+	// stopped for good. Its phase is then Succeeded or Failed.
+	Terminal bool
+	// Previous is the status generated before for this pod, or nil. Its
+	// start time and condition transition times carry over, and a terminal
+	// phase in it is kept.
+	Previous *corev1.PodStatus
+	// Now stamps the start time and condition transitions.
+	Now time.Time
+}
+
+// Generate computes the pod's API status.
+func Generate(in Input) corev1.PodStatus {
+	pod := in.Pod
+	rs := in.Runtime
+	if rs == nil {
+		rs = &runtime.PodStatus{ID: pod.UID}
+	}
+	prev := in.Previous
+	if prev == nil {
+		prev = &corev1.PodStatus{}
+	}
+	reasons := waitingReasons(in.Result, in.Err)
+	podWide := podWideReason(in.Result, in.Err)
+
+	var st corev1.PodStatus
+	hasInit := len(pod.Spec.InitContainers) > 0
+	st.InitContainerStatuses = containerStatuses(pod.Spec.InitContainers, rs, reasons, podWide, hasInit)
+	st.ContainerStatuses = containerStatuses(pod.Spec.Containers, rs, reasons, podWide, hasInit)
+	for i, c := range pod.Spec.InitContainers {
+		// An init container is ready once it completed; a sidecar while it runs.
+		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+			cs := &st.InitContainerStatuses[i]
+			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+		}
+	}
+
+	st.Phase = podPhase(pod, st.InitContainerStatuses, st.ContainerStatuses, in.Terminal)
+	if prev.Phase == corev1.PodSucceeded || prev.Phase == corev1.PodFailed {
+		st.Phase = prev.Phase
+	}
+	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
+		for i := range st.ContainerStatuses {
+			st.ContainerStatuses[i].Ready = false
+		}
+	}
+
+	if len(rs.IPs) > 0 {
+		st.PodIP = rs.IPs[0]
+		for _, ip := range rs.IPs {
+			st.PodIPs = append(st.PodIPs, corev1.PodIP{IP: ip})
+		}
+	}
+	start := prev.StartTime
+	if start == nil {
+		t := metaTime(in.Now)
+		start = &t
+	}
+	st.StartTime = start
+	st.QOSClass = qosClass(pod)
+	st.Conditions = conditions(pod, rs, &st, prev, in.Now)
+	st.Reason, st.Message = prev.Reason, prev.Message
+	return st
+}
+
+// waitingReasons maps each container whose newest start failed to that
+// failure, from the actions of a sync.
+func waitingReasons(res *runtime.SyncResult, err error) map[string]waiting {
+	out := map[string]waiting{}
+	if res == nil {
+		return out
+	}
+	for _, a := range res.Actions {
+		if a.Kind != runtime.ActionStartContainer || a.Container == "" {
+			continue
+		}
+		if a.Err == nil {
+			delete(out, a.Container)
+			continue
+		}
+		reason := runtime.WaitingReason(a.Err)
+		if reason == "" {
+			reason = "RunContainerError"
+		}
+		out[a.Container] = waiting{reason: reason, message: a.Err.Error()}
+	}
+	return out
+}
+
+// podWideReason is the waiting reason of a sync that failed before any
+// container could be started, or none.
+func podWideReason(res *runtime.SyncResult, err error) *waiting {
+	if err == nil {
+		return nil
+	}
+	if res != nil {
+		for _, a := range res.Actions {
+			if a.Kind == runtime.ActionStartContainer && a.Err != nil {
+				return nil // reported per container
+			}
+		}
+	}
+	var be *runtime.BackoffError
+	if errors.As(err, &be) {
+		return nil
+	}
+	if reason := runtime.WaitingReason(err); reason != "" {
+		return &waiting{reason: reason, message: err.Error()}
+	}
+	return nil
+}
+
+type waiting struct{ reason, message string }

@@ -1,0 +1,44 @@
+package status
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func TestQOSClass(t *testing.T) {
+	rl := func(cpu, mem string) corev1.ResourceList {
+		l := corev1.ResourceList{}
+		if cpu != "" {
+			l[corev1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if mem != "" {
+			l[corev1.ResourceMemory] = resource.MustParse(mem)
+		}
+		return l
+	}
+	tests := []struct {
+		name string
+		res  []corev1.ResourceRequirements
+		want corev1.PodQOSClass
+	}{
+		{"nothing set", []corev1.ResourceRequirements{{}}, corev1.PodQOSBestEffort},
+		{"limits only (requests default to them)", []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}}, corev1.PodQOSGuaranteed},
+		{"requests equal limits", []corev1.ResourceRequirements{{Requests: rl("1", "1Gi"), Limits: rl("1", "1Gi")}}, corev1.PodQOSGuaranteed},
+		{"requests below limits", []corev1.ResourceRequirements{{Requests: rl("500m", "1Gi"), Limits: rl("1", "1Gi")}}, corev1.PodQOSBurstable},
+		{"memory limit only", []corev1.ResourceRequirements{{Limits: rl("", "1Gi")}}, corev1.PodQOSBurstable},
+		{"one container without", []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}, {}}, corev1.PodQOSBurstable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{}
+			for _, r := range tt.res {
+				pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "c", Resources: r})
+			}
+			if got := qosClass(pod); got != tt.want {
+				t.Errorf("qosClass = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,99 @@
+package status
+
+import (
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Entry is a pod with the newest status generated for it.
+type Entry struct {
+	Pod    *corev1.Pod
+	Status corev1.PodStatus
+}
+
+// Store keeps the newest status of every pod the agent runs, keyed by UID.
+// It is safe for concurrent use; what it returns must be treated as
+// read-only.
+type Store struct {
+	onPhases func(map[corev1.PodPhase]int)
+
+	mu     sync.RWMutex
+	pods   map[types.UID]Entry
+	phases map[corev1.PodPhase]int
+}
+
+// NewStore returns an empty Store. onPhases, if not nil, is called with the
+// number of pods in each phase whenever those numbers change, with the
+// store's lock held: it must be quick and must not call the store.
+func NewStore(onPhases func(map[corev1.PodPhase]int)) *Store {
+	return &Store{onPhases: onPhases, pods: map[types.UID]Entry{}, phases: map[corev1.PodPhase]int{}}
+}
+
+// Set stores the pod's status.
+func (s *Store) Set(pod *corev1.Pod, st corev1.PodStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, had := s.pods[pod.UID]
+	s.pods[pod.UID] = Entry{Pod: pod, Status: st}
+	if !had || old.Status.Phase != st.Phase {
+		if had {
+			s.phases[old.Status.Phase]--
+		}
+		s.phases[st.Phase]++
+		s.reportLocked()
+	}
+}
+
+// Get returns the pod's entry.
+func (s *Store) Get(uid types.UID) (Entry, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.pods[uid]
+	return e, ok
+}
+
+// Status returns the pod's status, or nil if it has none.
+func (s *Store) Status(uid types.UID) *corev1.PodStatus {
+	e, ok := s.Get(uid)
+	if !ok {
+		return nil
+	}
+	return &e.Status
+}
+
+// Delete forgets the pod.
+func (s *Store) Delete(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.pods[uid]
+	if !ok {
+		return
+	}
+	delete(s.pods, uid)
+	s.phases[old.Status.Phase]--
+	s.reportLocked()
+}
+
+// List returns every entry, in no particular order.
+func (s *Store) List() []Entry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]Entry, 0, len(s.pods))
+	for _, e := range s.pods {
+		out = append(out, e)
+	}
+	return out
+}
+
+func (s *Store) reportLocked() {
+	if s.onPhases == nil {
+		return
+	}
+	counts := make(map[corev1.PodPhase]int, len(s.phases))
+	for p, n := range s.phases {
+		counts[p] = n
+	}
+	s.onPhases(counts)
+}

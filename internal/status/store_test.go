@@ -1,0 +1,60 @@
+package status
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestStore(t *testing.T) {
+	var reported []map[corev1.PodPhase]int
+	s := NewStore(func(c map[corev1.PodPhase]int) { reported = append(reported, c) })
+	a := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "a"}}
+	b := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "b"}}
+
+	s.Set(a, corev1.PodStatus{Phase: corev1.PodPending})
+	s.Set(b, corev1.PodStatus{Phase: corev1.PodPending})
+	s.Set(a, corev1.PodStatus{Phase: corev1.PodRunning})
+	s.Set(a, corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1"}) // same phase: no report
+	s.Delete(b.UID)
+	s.Delete("never")
+
+	want := []map[corev1.PodPhase]int{
+		{corev1.PodPending: 1},
+		{corev1.PodPending: 2},
+		{corev1.PodPending: 1, corev1.PodRunning: 1},
+		{corev1.PodPending: 0, corev1.PodRunning: 1},
+	}
+	if diff := cmp.Diff(want, reported); diff != "" {
+		t.Errorf("phase reports (-want +got):\n%s", diff)
+	}
+	if st := s.Status("a"); st == nil || st.PodIP != "10.0.0.1" {
+		t.Errorf("Status(a) = %v", st)
+	}
+	if _, ok := s.Get("b"); ok {
+		t.Error("b still stored after Delete")
+	}
+	if n := len(s.List()); n != 1 {
+		t.Errorf("List has %d entries, want 1", n)
+	}
+}
+
+func TestStoreConcurrentUse(t *testing.T) {
+	s := NewStore(func(map[corev1.PodPhase]int) {})
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(rune('a' + i))}}
+			for range 100 {
+				s.Set(pod, corev1.PodStatus{Phase: corev1.PodRunning})
+				_ = s.List()
+				s.Delete(pod.UID)
+			}
+		})
+	}
+	wg.Wait()
+}
