@@ -1,5 +1,5 @@
 # The entry points; each target is a script under hack/ that can be run alone.
-.PHONY: all verify test test-unit test-integration bench
+.PHONY: all verify test test-unit test-integration bench build run
 
 all: test
 
@@ -18,3 +18,13 @@ test: verify test-unit test-integration
 
 bench:
 	hack/bench.sh
+
+# bin/nodeagent, with its version stamped in.
+build:
+	mkdir -p bin
+	go build -o bin/nodeagent -ldflags "-X k8s.io/component-base/version/verflag.programName=nodeagent -X k8s.io/component-base/version.gitVersion=v0.0.0-$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" ./cmd/nodeagent
+
+# nodeagent in the foreground on examples/manifests, against the local
+# containerd, with its state under /var/lib/nodeagent-run (needs root).
+run:
+	hack/run.sh

@@ -15,6 +15,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The tests own the test containerd: start from an empty one, whatever a
+# `make run` or an interrupted run left in it.
+cleanup
+
 log "integration: building the control plane (cached after the first run)"
 hack/controlplane-build.sh
 

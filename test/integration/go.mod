@@ -15,7 +15,11 @@ require (
 	k8s.io/cri-api v0.37.2
 )
 
-require golang.org/x/sync v0.22.0 // indirect
+require (
+	github.com/nodeagent/nodeagent/staging/podmanager v0.0.0 // indirect
+	github.com/nodeagent/nodeagent/staging/podworkers v0.0.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -46,8 +50,6 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/nodeagent/nodeagent/staging/objectcache v0.0.0
-	github.com/nodeagent/nodeagent/staging/podmanager v0.0.0 // indirect
-	github.com/nodeagent/nodeagent/staging/podworkers v0.0.0 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.24.0 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
@@ -76,7 +78,7 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
+	sigs.k8s.io/yaml v1.6.0
 )
 
 replace (

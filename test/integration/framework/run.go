@@ -45,6 +45,14 @@ func Run(m *testing.M, env **Env) int {
 		_ = down(root) // stop whatever did start
 		return code
 	}
+	// Pods from elsewhere (a `make run` left running, say) would be taken
+	// for the tests' leftovers; refuse to start rather than blame the tests.
+	if err := e.checkRuntimeEmpty(context.Background()); err != nil {
+		code := fail("before the tests: %v; stop whatever runs them (for `make run`: remove its manifests, or run hack/containerd-down.sh)", err)
+		// containerd-down.sh would remove those pods: leave containerd be.
+		_ = script(root, "controlplane-down.sh", "--purge")
+		return code
+	}
 	*env = e
 	code := m.Run()
 	if err := e.checkRuntimeEmpty(context.Background()); err != nil {

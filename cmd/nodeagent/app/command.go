@@ -1,0 +1,103 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+	"k8s.io/component-base/logs"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/version/verflag"
+	"k8s.io/klog/v2"
+)
+
+// Exit codes of Main.
+const (
+	exitOK    = 0
+	exitError = 1 // the agent failed to start or failed while running
+	exitUsage = 2 // bad flags or settings
+)
+
+// Main runs the nodeagent command with the given arguments (without the
+// program name) and returns its exit code.
+func Main(args []string) int {
+	o := NewOptions()
+	fs := pflag.NewFlagSet("nodeagent", pflag.ContinueOnError)
+	fs.SortFlags = false
+	o.AddFlags(fs)
+	verflag.AddFlags(fs)
+	fs.SetOutput(os.Stderr)
+	fs.Usage = func() { usage(os.Stderr, fs) }
+
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return exitOK
+	}
+	if err == nil {
+		verflag.PrintAndExitIfRequested()
+		err = settle(fs, o)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nodeagent: %v\nRun 'nodeagent --help' for the flags.\n", err)
+		return exitUsage
+	}
+
+	logs.InitLogs()
+	defer logs.FlushLogs()
+	if err := logsapi.ValidateAndApply(o.Logging, nil); err != nil {
+		fmt.Fprintf(os.Stderr, "nodeagent: logging: %v\n", err)
+		return exitUsage
+	}
+	log := klog.Background().WithName("nodeagent")
+
+	// The first SIGTERM or SIGINT stops the agent and leaves the pods
+	// running; once it is stopping, a second signal kills the process.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+
+	if err := Run(ctx, o, log); err != nil {
+		log.Error(err, "nodeagent stopped on an error")
+		logs.FlushLogs()
+		fmt.Fprintf(os.Stderr, "nodeagent: %v\n", err)
+		return exitError
+	}
+	log.Info("nodeagent stopped; the pods keep running")
+	return exitOK
+}
+
+// settle completes the parsed command line with the config file it names,
+// and checks the result.
+func settle(fs *pflag.FlagSet, o *Options) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: every setting is a --flag", fs.Args())
+	}
+	if o.ConfigFile != "" {
+		if err := applyConfigFile(fs, o.ConfigFile); err != nil {
+			return err
+		}
+	}
+	o.complete()
+	return o.Validate()
+}
+
+func usage(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprint(w, `nodeagent runs static pods on a local CRI runtime (containerd), taking them
+from a directory of manifests and/or a URL. Stopping it leaves the pods
+running; the next nodeagent adopts them.
+
+Usage:
+  nodeagent --manifest-dir DIR [--manifest-url URL] [flags]
+
+Flags:
+`)
+	fmt.Fprint(w, fs.FlagUsages())
+}

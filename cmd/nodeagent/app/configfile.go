@@ -1,0 +1,81 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+)
+
+// applyConfigFile sets every flag the YAML file at path names and the
+// command line did not: the file's keys are the flags' names, so a setting
+// reads the same in both places, and a flag given on the command line
+// wins. Unknown keys are errors, as a misspelt setting must not pass
+// silently. A list sets a repeatable flag once per item.
+func applyConfigFile(fs *pflag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	var settings map[string]any
+	if err := yaml.Unmarshal(data, &settings); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		f := fs.Lookup(key)
+		if f == nil || key == "config" {
+			return fmt.Errorf("config file %s: unknown setting %q (settings are named as the flags: see --help)", path, key)
+		}
+		if f.Changed {
+			continue
+		}
+		values, err := flagValues(settings[key])
+		if err != nil {
+			return fmt.Errorf("config file %s: %s: %w", path, key, err)
+		}
+		for _, v := range values {
+			if err := fs.Set(key, v); err != nil {
+				return fmt.Errorf("config file %s: %s: %w", path, key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// flagValues spells a YAML value as flag arguments.
+func flagValues(v any) ([]string, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []string{v}, nil
+	case bool:
+		return []string{strconv.FormatBool(v)}, nil
+	case float64: // sigs.k8s.io/yaml decodes every number as float64
+		return []string{strconv.FormatFloat(v, 'f', -1, 64)}, nil
+	case []any:
+		var out []string
+		for _, item := range v {
+			vs, err := flagValues(item)
+			if err != nil {
+				return nil, err
+			}
+			if len(vs) != 1 {
+				return nil, fmt.Errorf("a list item must be a plain value")
+			}
+			out = append(out, vs...)
+		}
+		return out, nil
+	}
+	b, _ := json.Marshal(v)
+	return nil, fmt.Errorf("want a plain value or a list, not %s", b)
+}

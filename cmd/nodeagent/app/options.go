@@ -1,0 +1,165 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+	logsapi "k8s.io/component-base/logs/api/v1"
+)
+
+// Options are nodeagent's settings; each field is one flag, and one key of
+// the config file under the same name.
+type Options struct {
+	ConfigFile string
+
+	ManifestDir        string
+	ManifestURL        string
+	ManifestURLHeaders []string
+	FileCheckFrequency time.Duration
+	HTTPCheckFrequency time.Duration
+
+	CRIEndpoint           string
+	RuntimeRequestTimeout time.Duration
+	RootDir               string
+	NodeName              string
+	PodLogDir             string
+	CgroupRoot            string
+
+	SyncFrequency        time.Duration
+	RelistInterval       time.Duration
+	HousekeepingInterval time.Duration
+
+	LocalAPISocket string
+	ServeAddress   string
+
+	Logging *logsapi.LoggingConfiguration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		FileCheckFrequency:    20 * time.Second,
+		HTTPCheckFrequency:    20 * time.Second,
+		CRIEndpoint:           "unix:///run/containerd/containerd.sock",
+		RuntimeRequestTimeout: 2 * time.Minute,
+		RootDir:               "/var/lib/nodeagent",
+		PodLogDir:             "/var/log/pods",
+		CgroupRoot:            "/nodeagent",
+		SyncFrequency:         time.Minute,
+		RelistInterval:        time.Second,
+		HousekeepingInterval:  2 * time.Second,
+		ServeAddress:          "127.0.0.1:10258",
+		Logging:               logsapi.NewLoggingConfiguration(),
+	}
+}
+
+// AddFlags registers every option on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "YAML file of settings, keyed by flag name (manifest-dir: /etc/nodeagent/manifests); flags given on the command line win")
+
+	fs.StringVar(&o.ManifestDir, "manifest-dir", o.ManifestDir, "directory of static pod manifests (*.yaml, *.yml, *.json), or a single manifest file")
+	fs.StringVar(&o.ManifestURL, "manifest-url", o.ManifestURL, "URL serving a Pod or PodList manifest, polled every --http-check-frequency")
+	fs.StringArrayVar(&o.ManifestURLHeaders, "manifest-url-header", o.ManifestURLHeaders, "'Name: value' header sent with every --manifest-url request; repeatable")
+	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency, "period of the full re-read of --manifest-dir (changes are picked up at once through inotify; this catches what it misses)")
+	fs.DurationVar(&o.HTTPCheckFrequency, "http-check-frequency", o.HTTPCheckFrequency, "period between polls of --manifest-url")
+
+	fs.StringVar(&o.CRIEndpoint, "cri-endpoint", o.CRIEndpoint, "CRI runtime socket (containerd), as unix:///path or a bare path")
+	fs.DurationVar(&o.RuntimeRequestTimeout, "runtime-request-timeout", o.RuntimeRequestTimeout, "bound on every CRI call but image pulls and stops")
+	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "state directory: pod volumes, the local API socket")
+	fs.StringVar(&o.NodeName, "node-name", "", "this node's name; static pods are named <name>-<node-name> (default: the hostname, lowercased)")
+	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of the pods' container logs")
+	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which each pod gets its own")
+
+	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
+	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")
+	fs.DurationVar(&o.HousekeepingInterval, "housekeeping-interval", o.HousekeepingInterval, "period of the cleanup of orphaned pods and dead containers")
+
+	fs.StringVar(&o.LocalAPISocket, "local-api-socket", o.LocalAPISocket, "unix socket of the local API (mode 0600) (default: <root-dir>/nodeagent.sock)")
+	fs.StringVar(&o.ServeAddress, "serve-address", o.ServeAddress, "host:port serving /healthz, /readyz and /metrics over plain HTTP; empty disables it. Keep it on loopback unless the network is trusted")
+
+	logsapi.AddFlags(o.Logging, fs)
+}
+
+// complete fills what defaults to other options.
+func (o *Options) complete() {
+	if o.LocalAPISocket == "" && o.RootDir != "" {
+		o.LocalAPISocket = filepath.Join(o.RootDir, "nodeagent.sock")
+	}
+	if o.NodeName == "" {
+		o.NodeName, _ = os.Hostname()
+	}
+	o.NodeName = strings.ToLower(o.NodeName)
+}
+
+// Validate reports every invalid option at once.
+func (o *Options) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if o.ManifestDir == "" && o.ManifestURL == "" {
+		bad("no pod source: set --manifest-dir, --manifest-url or both (standalone mode takes pods from nowhere else)")
+	}
+	if o.NodeName == "" {
+		bad("--node-name is empty and the hostname is unknown")
+	} else if msgs := validation.IsDNS1123Subdomain(o.NodeName); len(msgs) > 0 {
+		bad("--node-name %q: %s", o.NodeName, strings.Join(msgs, "; "))
+	}
+	if o.CRIEndpoint == "" {
+		bad("--cri-endpoint is required")
+	}
+	if o.RootDir == "" || !filepath.IsAbs(o.RootDir) {
+		bad("--root-dir %q must be an absolute path", o.RootDir)
+	}
+	if o.PodLogDir == "" || !filepath.IsAbs(o.PodLogDir) {
+		bad("--pod-log-dir %q must be an absolute path", o.PodLogDir)
+	}
+	if !strings.HasPrefix(o.CgroupRoot, "/") {
+		bad("--cgroup-root %q must start with /", o.CgroupRoot)
+	}
+	if o.ManifestURL != "" && !strings.HasPrefix(o.ManifestURL, "http://") && !strings.HasPrefix(o.ManifestURL, "https://") {
+		bad("--manifest-url %q must be an http:// or https:// URL", o.ManifestURL)
+	}
+	if _, err := o.urlHeader(); err != nil {
+		errs = append(errs, err)
+	}
+	for name, d := range map[string]time.Duration{
+		"--file-check-frequency": o.FileCheckFrequency, "--http-check-frequency": o.HTTPCheckFrequency,
+		"--sync-frequency": o.SyncFrequency, "--relist-interval": o.RelistInterval,
+		"--housekeeping-interval": o.HousekeepingInterval, "--runtime-request-timeout": o.RuntimeRequestTimeout,
+	} {
+		if d <= 0 {
+			bad("%s must be positive, not %v", name, d)
+		}
+	}
+	if len(o.LocalAPISocket) >= 104 {
+		bad("--local-api-socket %q is too long for a unix socket (max 103 bytes)", o.LocalAPISocket)
+	}
+	if o.ServeAddress != "" {
+		if _, _, err := net.SplitHostPort(o.ServeAddress); err != nil {
+			bad("--serve-address %q: %v", o.ServeAddress, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// urlHeader parses --manifest-url-header values ("Name: value").
+func (o *Options) urlHeader() (http.Header, error) {
+	h := http.Header{}
+	for _, kv := range o.ManifestURLHeaders {
+		name, value, ok := strings.Cut(kv, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--manifest-url-header %q: want 'Name: value'", kv)
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	return h, nil
+}

@@ -1,0 +1,143 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+)
+
+// parseArgs parses args (and the config file they name) into fresh
+// Options, as Main does.
+func parseArgs(t *testing.T, args ...string) (*Options, error) {
+	t.Helper()
+	o := NewOptions()
+	fs := pflag.NewFlagSet("nodeagent", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	return o, settle(fs, o)
+}
+
+func writeConfig(t *testing.T, yaml string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "nodeagent.yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaults(t *testing.T) {
+	o, err := parseArgs(t, "--manifest-dir=/etc/nodeagent/manifests", "--node-name=node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string][2]any{
+		"root-dir":         {o.RootDir, "/var/lib/nodeagent"},
+		"local-api-socket": {o.LocalAPISocket, "/var/lib/nodeagent/nodeagent.sock"},
+		"serve-address":    {o.ServeAddress, "127.0.0.1:10258"},
+		"pod-log-dir":      {o.PodLogDir, "/var/log/pods"},
+		"cgroup-root":      {o.CgroupRoot, "/nodeagent"},
+		"sync-frequency":   {o.SyncFrequency, time.Minute},
+	}
+	for name, c := range checks {
+		if c[0] != c[1] {
+			t.Errorf("--%s = %v, want %v", name, c[0], c[1])
+		}
+	}
+}
+
+func TestSocketFollowsRootDir(t *testing.T) {
+	o, err := parseArgs(t, "--manifest-dir=/m", "--root-dir=/tmp/na")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.LocalAPISocket != "/tmp/na/nodeagent.sock" {
+		t.Errorf("socket = %s, want it under --root-dir", o.LocalAPISocket)
+	}
+}
+
+func TestConfigFileSetsWhatFlagsDoNot(t *testing.T) {
+	cfg := writeConfig(t, `
+manifest-dir: /from/file
+manifest-url: http://127.0.0.1:9000/pods
+manifest-url-header:
+- "Authorization: Bearer t"
+- "X-Node: n1"
+sync-frequency: 30s
+node-name: file-node
+root-dir: /from/file/root
+v: 3
+`)
+	o, err := parseArgs(t, "--config", cfg, "--node-name=flag-node", "--root-dir=/from/flag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.ManifestDir != "/from/file" || o.ManifestURL != "http://127.0.0.1:9000/pods" || o.SyncFrequency != 30*time.Second {
+		t.Errorf("file settings not applied: dir %q url %q sync %v", o.ManifestDir, o.ManifestURL, o.SyncFrequency)
+	}
+	if diff := cmp.Diff([]string{"Authorization: Bearer t", "X-Node: n1"}, o.ManifestURLHeaders); diff != "" {
+		t.Errorf("headers (-want +got):\n%s", diff)
+	}
+	if o.NodeName != "flag-node" || o.RootDir != "/from/flag" {
+		t.Errorf("flags must win over the file: node %q root %q", o.NodeName, o.RootDir)
+	}
+	if o.Logging.Verbosity != 3 {
+		t.Errorf("logging verbosity = %v, want 3 from the file", o.Logging.Verbosity)
+	}
+}
+
+func TestConfigFileErrors(t *testing.T) {
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"unknown key":  {"manifest-dirr: /x\n", `unknown setting "manifest-dirr"`},
+		"bad duration": {"manifest-dir: /x\nsync-frequency: often\n", "sync-frequency"},
+		"nested value": {"manifest-dir: {a: b}\n", "manifest-dir"},
+		"not yaml":     {"manifest-dir: [\n", "nodeagent.yaml"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := parseArgs(t, "--config", writeConfig(t, tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := parseArgs(t, "--config=/nonexistent/nodeagent.yaml"); err == nil || !strings.Contains(err.Error(), "/nonexistent/nodeagent.yaml") {
+		t.Errorf("missing config file: error = %v, want one naming it", err)
+	}
+}
+
+func TestValidateNamesEveryBadFlag(t *testing.T) {
+	_, err := parseArgs(t, "--node-name=Bad_Name", "--sync-frequency=0s", "--manifest-url-header=novalue",
+		"--root-dir=relative", "--serve-address=nope")
+	if err == nil {
+		t.Fatal("bad flags accepted")
+	}
+	for _, want := range []string{"no pod source", "--node-name", "--sync-frequency", "--manifest-url-header", "--root-dir", "--serve-address"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s:\n%v", want, err)
+		}
+	}
+}
+
+func TestStrayArgumentsAreRefused(t *testing.T) {
+	if _, err := parseArgs(t, "--manifest-dir=/m", "extra"); err == nil {
+		t.Error("a stray argument was accepted")
+	}
+}
+
+func TestURLHeader(t *testing.T) {
+	o := &Options{ManifestURLHeaders: []string{"Authorization: Bearer a:b", "X-A:1", "X-A: 2"}}
+	h, err := o.urlHeader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Get("Authorization") != "Bearer a:b" || len(h.Values("X-A")) != 2 {
+		t.Errorf("header = %v", h)
+	}
+}

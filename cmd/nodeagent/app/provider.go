@@ -1,0 +1,83 @@
+package app
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/internal/agent"
+	"github.com/nodeagent/nodeagent/internal/localapi"
+	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// apiProvider shows the agent and the config sources to the local API.
+type apiProvider struct {
+	agent   *agent.Agent
+	file    *config.FileSource // nil without --manifest-dir
+	http    *config.HTTPSource // nil without --manifest-url
+	url     string
+	origins *originIndex // nil without --manifest-dir
+	ready   func() error
+}
+
+var _ localapi.Provider = (*apiProvider)(nil)
+
+func newAPIProvider(ag *agent.Agent, file *config.FileSource, http *config.HTTPSource, o *Options, ready func() error) *apiProvider {
+	p := &apiProvider{agent: ag, file: file, http: http, url: o.ManifestURL, ready: ready}
+	if file != nil {
+		p.origins = newOriginIndex(o.ManifestDir, o.NodeName)
+	}
+	return p
+}
+
+func (p *apiProvider) Pods() []localapi.PodInfo {
+	pods := p.agent.Pods()
+	var origins map[types.UID]string
+	if p.origins != nil {
+		origins = p.origins.snapshot()
+	}
+	out := make([]localapi.PodInfo, 0, len(pods))
+	for _, in := range pods {
+		info := localapi.PodInfo{
+			Pod:         in.Pod,
+			Status:      in.Status,
+			WorkerPhase: in.WorkerPhase,
+			Source:      string(in.Source),
+			ConfigHash:  in.ConfigHash,
+		}
+		switch in.Source {
+		case podtypes.FileSource:
+			if in.Pod != nil {
+				info.Origin = origins[in.Pod.UID]
+			}
+		case podtypes.HTTPSource:
+			info.Origin = p.url
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+func (p *apiProvider) Timeline(uid types.UID) []localapi.TimelineEntry {
+	entries := p.agent.Timeline(uid)
+	out := make([]localapi.TimelineEntry, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, localapi.TimelineEntry{Time: e.Time, Kind: e.Kind, Message: e.Message})
+	}
+	return out
+}
+
+func (p *apiProvider) FileErrors() map[string]error {
+	if p.file == nil {
+		return nil
+	}
+	return p.file.Errors()
+}
+
+func (p *apiProvider) HTTPError() (string, error) {
+	if p.http == nil {
+		return "", nil
+	}
+	return p.url, p.http.Err()
+}
+
+func (p *apiProvider) Ready() error { return p.ready() }

@@ -1,0 +1,65 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/component-base/metrics"
+)
+
+// serving answers /healthz, /readyz and /metrics over plain HTTP.
+type serving struct {
+	l   net.Listener
+	srv *http.Server
+	log logr.Logger
+}
+
+// newServing binds addr at once, so that a taken port fails the start
+// with a clear error instead of a part failing later.
+func newServing(addr string, reg metrics.KubeRegistry, ready func() error, log logr.Logger) (*serving, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--serve-address %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.Handle("GET /metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
+	return &serving{
+		l:   l,
+		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		log: log.WithName("serving").WithValues("address", l.Addr().String()),
+	}, nil
+}
+
+// Run serves until ctx ends.
+func (s *serving) Run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(s.l) }()
+	s.log.Info("serving /healthz, /readyz and /metrics")
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving on %s: %w", s.l.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}

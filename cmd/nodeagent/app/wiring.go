@@ -1,0 +1,157 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/component-base/metrics"
+	"k8s.io/utils/clock"
+
+	"github.com/nodeagent/nodeagent/internal/agent"
+	"github.com/nodeagent/nodeagent/internal/localapi"
+	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/volumes"
+	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// Run builds every part of a standalone agent, in the order they depend on
+// each other, and runs them under one errgroup until ctx ends or a part
+// fails. Returning stops the agent, never the pods.
+//
+//	runtime (CRI) -> volumes -> merger <- file source, HTTP source
+//	                               |
+//	                             agent -> local API (unix socket), /metrics /healthz /readyz
+func Run(ctx context.Context, o *Options, log logr.Logger) error {
+	for _, dir := range []string{o.RootDir, o.PodLogDir} {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("creating %s: %w", dir, err)
+		}
+	}
+
+	// The container runtime: nothing runs without it, so it is checked first.
+	rt, err := runtime.New(ctx, runtime.Options{
+		Endpoint:       o.CRIEndpoint,
+		RequestTimeout: o.RuntimeRequestTimeout,
+		LogRoot:        o.PodLogDir,
+		CgroupRoot:     o.CgroupRoot,
+		Logger:         log,
+	})
+	if errors.Is(err, runtime.ErrRuntimeUnavailable) {
+		return fmt.Errorf("%w (is containerd running? set --cri-endpoint)", err)
+	} else if err != nil {
+		return err
+	}
+	defer rt.Close()
+
+	vols, err := volumes.New(volumes.Options{RootDir: o.RootDir, Logger: log})
+	if err != nil {
+		return err
+	}
+
+	// One registry for every part; nothing registers globally.
+	reg := metrics.NewKubeRegistry()
+	reg.RawMustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+	configMetrics, err := config.NewMetrics(reg)
+	if err != nil {
+		return fmt.Errorf("registering the config metrics: %w", err)
+	}
+
+	// The pod sources, merged into one stream for the agent.
+	merger := config.NewMerger(config.MergerOptions{Mode: config.Incremental, Logger: log, Metrics: configMetrics})
+	var sources []podtypes.Source
+	var fileSource *config.FileSource
+	if o.ManifestDir != "" {
+		fileSource, err = config.NewFileSource(config.FileOptions{
+			Path: o.ManifestDir, NodeName: o.NodeName, Sink: merger,
+			ResyncInterval: o.FileCheckFrequency, Logger: log, Metrics: configMetrics,
+		})
+		if err != nil {
+			return err
+		}
+		sources = append(sources, podtypes.FileSource)
+	}
+	var httpSource *config.HTTPSource
+	if o.ManifestURL != "" {
+		header, err := o.urlHeader()
+		if err != nil {
+			return err
+		}
+		httpSource, err = config.NewHTTPSource(config.HTTPOptions{
+			URL: o.ManifestURL, Header: header, NodeName: o.NodeName, Sink: merger,
+			Interval: o.HTTPCheckFrequency, Logger: log, Metrics: configMetrics,
+		})
+		if err != nil {
+			return err
+		}
+		sources = append(sources, podtypes.HTTPSource)
+	}
+	sourcesReady := func() bool { return merger.SeenAllSources(sources...) }
+
+	ag, err := agent.New(agent.Options{
+		NodeName:             o.NodeName,
+		RootDir:              o.RootDir,
+		Runtime:              rt,
+		Volumes:              vols,
+		Updates:              merger.Updates(),
+		SourcesReady:         sourcesReady,
+		SyncFrequency:        o.SyncFrequency,
+		RelistInterval:       o.RelistInterval,
+		HousekeepingInterval: o.HousekeepingInterval,
+		Registry:             reg,
+		Logger:               log,
+		Clock:                clock.RealClock{},
+	})
+	if err != nil {
+		return err
+	}
+	ready := readiness(ag, sourcesReady, sources)
+
+	api, err := localapi.New(localapi.Options{
+		SocketPath: o.LocalAPISocket,
+		Provider:   newAPIProvider(ag, fileSource, httpSource, o, ready),
+		Logger:     log,
+	})
+	if err != nil {
+		return err
+	}
+
+	var serve *serving
+	if o.ServeAddress != "" {
+		if serve, err = newServing(o.ServeAddress, reg, ready, log); err != nil {
+			return err
+		}
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return ag.Run(gctx) })
+	if fileSource != nil {
+		g.Go(func() error { return fileSource.Run(gctx) })
+	}
+	if httpSource != nil {
+		g.Go(func() error { return httpSource.Run(gctx) })
+	}
+	g.Go(func() error { return api.Run(gctx) })
+	if serve != nil {
+		g.Go(func() error { return serve.Run(gctx) })
+	}
+	log.Info("nodeagent started", "node", o.NodeName, "runtime", rt.Version().RuntimeName+" "+rt.Version().RuntimeVersion,
+		"manifestDir", o.ManifestDir, "manifestURL", o.ManifestURL, "localAPI", o.LocalAPISocket, "serveAddress", o.ServeAddress)
+	return g.Wait()
+}
+
+// readiness is ready once every configured source has sent its pods and
+// the agent says it is ready.
+func readiness(ag *agent.Agent, sourcesReady func() bool, sources []podtypes.Source) func() error {
+	return func() error {
+		if !sourcesReady() {
+			return fmt.Errorf("waiting for the first pods of the sources %v", sources)
+		}
+		return ag.Ready()
+	}
+}

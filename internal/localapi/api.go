@@ -1,0 +1,121 @@
+package localapi
+
+import "time"
+
+// The wire types of the local API. Field names are stable: manifestctl and
+// scripts read them.
+
+// PodList is the answer of GET /v1/pods, ordered by namespace and name.
+type PodList struct {
+	Pods []Pod `json:"pods"`
+}
+
+// Pod is one pod as the agent sees it.
+type Pod struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid"`
+	// Source is where the pod came from: file, http or api.
+	Source string `json:"source"`
+	// ConfigHash is the hash of the pod's manifest (the
+	// kubernetes.io/config.hash annotation).
+	ConfigHash string `json:"configHash,omitempty"`
+	// Origin is the manifest file or URL the pod came from, when known.
+	Origin string `json:"origin,omitempty"`
+	// WorkerPhase is the phase of the pod's worker in the agent: sync,
+	// terminating, terminated.
+	WorkerPhase string `json:"workerPhase,omitempty"`
+	// Phase is the pod's phase as its status reports it: Pending, Running,
+	// Succeeded, Failed.
+	Phase   string `json:"phase,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	PodIP   string `json:"podIP,omitempty"`
+	// StartTime is when the agent first acted on the pod.
+	StartTime      *time.Time  `json:"startTime,omitempty"`
+	InitContainers []Container `json:"initContainers,omitempty"`
+	Containers     []Container `json:"containers,omitempty"`
+}
+
+// The states a Container can be in.
+const (
+	StateWaiting    = "waiting"
+	StateRunning    = "running"
+	StateTerminated = "terminated"
+)
+
+// Container is the status of one container of a pod.
+type Container struct {
+	Name  string `json:"name"`
+	Image string `json:"image,omitempty"`
+	// ContainerID is the runtime's ID, as "containerd://<id>".
+	ContainerID  string `json:"containerID,omitempty"`
+	State        string `json:"state,omitempty"`
+	Ready        bool   `json:"ready"`
+	RestartCount int32  `json:"restartCount"`
+	// Reason and Message explain the current state (CrashLoopBackOff,
+	// Completed, Error, ...).
+	Reason    string     `json:"reason,omitempty"`
+	Message   string     `json:"message,omitempty"`
+	ExitCode  *int32     `json:"exitCode,omitempty"`
+	StartedAt *time.Time `json:"startedAt,omitempty"`
+	// LastTermination is why the previous instance ended, if one did.
+	LastTermination *Termination `json:"lastTermination,omitempty"`
+}
+
+// Termination says how a container instance ended.
+type Termination struct {
+	ExitCode   int32      `json:"exitCode"`
+	Reason     string     `json:"reason,omitempty"`
+	Message    string     `json:"message,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+}
+
+// PodDetail is the answer of GET /v1/pods/{namespace}/{name}.
+type PodDetail struct {
+	Pod
+	Timeline []TimelineEntry `json:"timeline"`
+}
+
+// TimelineEntry is one thing that happened to a pod: its config was seen,
+// its worker changed phase, the runtime acted.
+type TimelineEntry struct {
+	Time    time.Time `json:"time"`
+	Kind    string    `json:"kind"`
+	Message string    `json:"message"`
+}
+
+// ManifestErrors is the answer of GET /v1/manifests/errors: the current
+// refusal of every refused manifest file, by path, and the HTTP source's
+// last error.
+type ManifestErrors struct {
+	Files []ManifestError `json:"files"`
+	HTTP  *ManifestError  `json:"http,omitempty"`
+}
+
+// ManifestError says why one manifest is refused.
+type ManifestError struct {
+	// Origin is the file path or URL.
+	Origin string `json:"origin"`
+	// Reason classifies the refusal (Syntax, UnknownField, Invalid,
+	// DuplicateName, FetchFailed, ...).
+	Reason string `json:"reason,omitempty"`
+	// Fields lists the offending fields, for example
+	// spec.containers[0].image, when the refusal names any.
+	Fields []string `json:"fields,omitempty"`
+	// Message is the whole explanation, as the agent logs it.
+	Message string `json:"message"`
+}
+
+// Health is the answer of GET /v1/healthz. The server answers 200 whenever
+// it serves; Ready says whether the agent is ready, and Error why not.
+type Health struct {
+	Status string `json:"status"`
+	Ready  bool   `json:"ready"`
+	Error  string `json:"error,omitempty"`
+}
+
+// errorBody is the JSON body of every non-200 answer.
+type errorBody struct {
+	Error string `json:"error"`
+}

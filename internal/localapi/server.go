@@ -1,0 +1,86 @@
+package localapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// Options configure a Server. SocketPath and Provider are required.
+type Options struct {
+	SocketPath string
+	Provider   Provider
+	// ShutdownTimeout bounds how long Run waits for requests in flight
+	// once its context ends; default 5 s.
+	ShutdownTimeout time.Duration
+	Logger          logr.Logger
+}
+
+// Server serves the local API on a unix socket.
+type Server struct {
+	opts Options
+	log  logr.Logger
+	srv  *http.Server
+}
+
+// New returns a Server; it touches nothing until Run.
+func New(opts Options) (*Server, error) {
+	switch {
+	case opts.SocketPath == "":
+		return nil, errors.New("localapi: Options.SocketPath is required")
+	case opts.Provider == nil:
+		return nil, errors.New("localapi: Options.Provider is required")
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = 5 * time.Second
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = logr.Discard()
+	}
+	s := &Server{opts: opts, log: opts.Logger.WithName("localapi").WithValues("socket", opts.SocketPath)}
+	s.srv = &http.Server{
+		Handler:           s.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	return s, nil
+}
+
+// Run listens on the socket (replacing a stale one) and serves until ctx
+// ends; then it stops, waits for requests in flight, and removes the
+// socket. It returns nil after a clean stop.
+func (s *Server) Run(ctx context.Context) error {
+	l, err := listen(s.opts.SocketPath)
+	if err != nil {
+		return err
+	}
+	s.log.Info("serving the local API")
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(l) }()
+
+	select {
+	case err := <-errc:
+		os.Remove(s.opts.SocketPath)
+		return fmt.Errorf("local API on %s: %w", s.opts.SocketPath, err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	err = s.srv.Shutdown(sctx)
+	<-errc // http.ErrServerClosed
+	// The listener unlinks the socket on close; this covers a failed close.
+	if rerr := os.Remove(s.opts.SocketPath); rerr != nil && !os.IsNotExist(rerr) && err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("stopping the local API on %s: %w", s.opts.SocketPath, err)
+	}
+	return nil
+}
+
+// Handler returns the API's handler, for tests and embedding.
+func (s *Server) Handler() http.Handler { return s.srv.Handler }

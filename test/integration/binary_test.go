@@ -1,0 +1,420 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nodeagent/nodeagent/internal/localapi"
+	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+	"github.com/nodeagent/nodeagent/test/integration/framework"
+)
+
+// The TestBinary* tests run the nodeagent binary as a user would: a
+// manifest directory, the real containerd, SIGTERM to stop it. They see the
+// agent only through its local API and through the CRI.
+
+var (
+	buildOnce sync.Once
+	builtPath string
+	buildErr  error
+)
+
+// nodeagentBinary builds cmd/nodeagent once per test process, into a
+// fixed directory that the next run overwrites.
+func nodeagentBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir := filepath.Join(os.TempDir(), "nodeagent-integration")
+		if buildErr = os.MkdirAll(dir, 0o755); buildErr != nil {
+			return
+		}
+		builtPath = filepath.Join(dir, "nodeagent")
+		cmd := exec.Command("go", "build", "-o", builtPath, "./cmd/nodeagent")
+		cmd.Dir = env.RepoRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/nodeagent: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtPath
+}
+
+// agentHarness is one nodeagent process at a time over one state: a
+// manifest directory, a root dir, a log dir, a socket. The node name is
+// unique per harness, so the pods of a test are those named *-<node>.
+type agentHarness struct {
+	t         testing.TB
+	node      string
+	dir       string
+	manifests string
+	socket    string
+	addr      string
+	extraArgs []string
+	cri       *framework.CRI
+	client    *localapi.Client
+
+	proc   *exec.Cmd
+	exited chan struct{}
+	exit   error
+	starts int
+}
+
+// newAgent starts nodeagent on an empty manifest directory and stops it,
+// and every pod the test left, when the test ends.
+func newAgent(t testing.TB, extraArgs ...string) *agentHarness {
+	t.Helper()
+	sockDir, err := os.MkdirTemp("", "na")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	suffix := make([]byte, 3)
+	rand.Read(suffix)
+	h := &agentHarness{
+		t:         t,
+		node:      "bin" + hex.EncodeToString(suffix),
+		dir:       t.TempDir(),
+		socket:    filepath.Join(sockDir, "nodeagent.sock"),
+		addr:      freeAddress(t),
+		extraArgs: extraArgs,
+		cri:       env.CRI(t),
+	}
+	h.manifests = filepath.Join(h.dir, "manifests")
+	if err := os.MkdirAll(h.manifests, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.teardown)
+	h.start()
+	return h
+}
+
+func freeAddress(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// start runs a new nodeagent process and waits until its local API answers.
+func (h *agentHarness) start() {
+	h.t.Helper()
+	h.starts++
+	logPath := filepath.Join(h.dir, fmt.Sprintf("agent-%d.log", h.starts))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	args := append([]string{
+		"--manifest-dir", h.manifests,
+		"--cri-endpoint", env.CRIEndpoint,
+		"--node-name", h.node,
+		"--root-dir", filepath.Join(h.dir, "root"),
+		"--pod-log-dir", filepath.Join(h.dir, "logs"),
+		"--local-api-socket", h.socket,
+		"--serve-address", h.addr,
+		"-v", "2",
+	}, h.extraArgs...)
+	cmd := exec.Command(nodeagentBinary(h.t), args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	h.proc, h.exited = cmd, make(chan struct{})
+	go func(exited chan struct{}) {
+		h.exit = cmd.Wait()
+		logFile.Close()
+		close(exited)
+	}(h.exited)
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := localapi.Dial(h.socket); err == nil {
+			if _, err := c.Health(context.Background()); err == nil {
+				h.client = c
+				return
+			}
+			c.Close()
+		}
+		select {
+		case <-h.exited:
+			h.t.Fatalf("nodeagent exited at start: %v\n%s", h.exit, tail(logPath, 40))
+		default:
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("nodeagent's local API did not answer within 30s\n%s", tail(logPath, 40))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *agentHarness) running() bool {
+	if h.proc == nil {
+		return false
+	}
+	select {
+	case <-h.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop sends SIGTERM and requires a clean exit within 30 s.
+func (h *agentHarness) stop() {
+	h.t.Helper()
+	if !h.running() {
+		return
+	}
+	h.proc.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-h.exited:
+	case <-time.After(30 * time.Second):
+		h.proc.Process.Kill()
+		<-h.exited
+		h.t.Fatalf("nodeagent did not exit within 30s of SIGTERM\n%s", h.log(40))
+	}
+	if h.exit != nil {
+		h.t.Errorf("nodeagent exited with %v after SIGTERM, want 0\n%s", h.exit, h.log(40))
+	}
+	if _, err := os.Lstat(h.socket); !errors.Is(err, os.ErrNotExist) {
+		h.t.Errorf("the local API socket remains after a clean stop: %v", err)
+	}
+	h.client.Close()
+}
+
+func (h *agentHarness) log(lines int) string {
+	return tail(filepath.Join(h.dir, fmt.Sprintf("agent-%d.log", h.starts)), lines)
+}
+
+func tail(path string, lines int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return "--- " + path + " (tail)\n" + strings.Join(all, "\n")
+}
+
+// teardown removes every manifest with an agent running, waits until the
+// runtime holds no sandbox of this node, and stops the agent. What the
+// agent failed to remove is removed through the CRI, and the test fails.
+func (h *agentHarness) teardown() {
+	t := h.t
+	if t.Failed() && h.starts > 0 {
+		t.Logf("nodeagent log:\n%s", h.log(80))
+	}
+	if !h.running() {
+		h.start()
+	}
+	entries, _ := os.ReadDir(h.manifests)
+	for _, e := range entries {
+		os.Remove(filepath.Join(h.manifests, e.Name()))
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for len(h.sandboxes("")) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if left := h.sandboxes(""); len(left) > 0 {
+		t.Errorf("teardown: %d sandbox(es) of node %s remain 90s after their manifests were removed; removing them\n%s", len(left), h.node, h.log(40))
+		ctx := context.Background()
+		for _, sb := range left {
+			h.cri.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.Id})
+			h.cri.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id})
+		}
+	}
+	h.stop()
+}
+
+// podName is the name the agent gives the static pod called name.
+func (h *agentHarness) podName(name string) string { return name + "-" + h.node }
+
+// writeManifest writes pod as <name>.yaml atomically (a hidden temporary
+// file, then a rename), after checking that the agent's parser takes it.
+func (h *agentHarness) writeManifest(pod *corev1.Pod) string {
+	h.t.Helper()
+	data, err := yaml.Marshal(pod)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	path := filepath.Join(h.manifests, pod.Name+".yaml")
+	if _, err := config.ParseManifest(data, config.ParseOptions{NodeName: h.node, Source: podtypes.FileSource, Origin: path}); err != nil {
+		h.t.Fatalf("the test's manifest is refused: %v\n%s", err, data)
+	}
+	h.writeRaw(filepath.Base(path), data)
+	return path
+}
+
+func (h *agentHarness) writeRaw(name string, data []byte) {
+	h.t.Helper()
+	tmp := filepath.Join(h.manifests, "."+name+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(h.manifests, name)); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *agentHarness) removeManifest(name string) {
+	h.t.Helper()
+	if err := os.Remove(filepath.Join(h.manifests, name+".yaml")); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// waitPod polls the local API until the pod named name (the manifest's
+// name) satisfies done, and returns it.
+func (h *agentHarness) waitPod(name, what string, timeout time.Duration, done func(localapi.Pod) bool) localapi.Pod {
+	h.t.Helper()
+	full := h.podName(name)
+	deadline := time.Now().Add(timeout)
+	var last []localapi.Pod
+	for {
+		pods, err := h.client.Pods(context.Background())
+		if err == nil {
+			last = pods
+			for _, p := range pods {
+				if p.Name == full && done(p) {
+					return p
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("pod %s: not %s within %v; the agent shows:\n%s\n%s", full, what, timeout, describePods(last, full), h.log(30))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func describePods(pods []localapi.Pod, name string) string {
+	var b bytes.Buffer
+	for _, p := range pods {
+		if name != "" && p.Name != name {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s uid=%s worker=%s phase=%s\n", p.Name, p.UID, p.WorkerPhase, p.Phase)
+		for _, c := range append(append([]localapi.Container{}, p.InitContainers...), p.Containers...) {
+			fmt.Fprintf(&b, "    %s state=%s reason=%s restarts=%d id=%s\n", c.Name, c.State, c.Reason, c.RestartCount, c.ContainerID)
+		}
+	}
+	return b.String()
+}
+
+// runningContainer is a pod condition: the container runs.
+func runningContainer(container string) func(localapi.Pod) bool {
+	return func(p localapi.Pod) bool {
+		c := findContainer(p, container)
+		return p.WorkerPhase == "sync" && c != nil && c.State == localapi.StateRunning
+	}
+}
+
+func findContainer(p localapi.Pod, name string) *localapi.Container {
+	for _, cs := range [][]localapi.Container{p.InitContainers, p.Containers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
+		}
+	}
+	return nil
+}
+
+// sandboxes lists the runtime's sandboxes of this node's pods, or of the
+// pod named name when it is not empty.
+func (h *agentHarness) sandboxes(name string) []*runtimeapi.PodSandbox {
+	h.t.Helper()
+	resp, err := h.cri.Runtime.ListPodSandbox(context.Background(), &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		h.t.Fatalf("ListPodSandbox: %v", err)
+	}
+	var out []*runtimeapi.PodSandbox
+	for _, sb := range resp.Items {
+		n := sb.GetMetadata().GetName()
+		if (name == "" && strings.HasSuffix(n, "-"+h.node)) || (name != "" && n == h.podName(name)) {
+			out = append(out, sb)
+		}
+	}
+	return out
+}
+
+// containers lists the runtime's containers of the pod named name (every
+// generation of it), optionally only those running.
+func (h *agentHarness) containers(name string, onlyRunning bool) []*runtimeapi.Container {
+	h.t.Helper()
+	req := &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
+		LabelSelector: map[string]string{"io.kubernetes.pod.name": h.podName(name)},
+	}}
+	if onlyRunning {
+		req.Filter.State = &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}
+	}
+	resp, err := h.cri.Runtime.ListContainers(context.Background(), req)
+	if err != nil {
+		h.t.Fatalf("ListContainers: %v", err)
+	}
+	return resp.Containers
+}
+
+// runningIDs maps the running containers of a pod by container name.
+func (h *agentHarness) runningIDs(name string) map[string]string {
+	out := map[string]string{}
+	for _, c := range h.containers(name, true) {
+		out[c.GetMetadata().GetName()] = c.Id
+	}
+	return out
+}
+
+// testPod is a busybox static pod whose containers run the given shell
+// scripts; a container stops within a second of SIGTERM.
+func testPod(name string, containers ...corev1.Container) *corev1.Pod {
+	grace := int64(5)
+	return &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.PodSpec{
+			Containers:                    containers,
+			TerminationGracePeriodSeconds: &grace,
+			HostNetwork:                   true,
+		},
+	}
+}
+
+// shContainer runs script under sh, with a SIGTERM trap so that it stops
+// at once instead of at the end of the grace period.
+func shContainer(name, script string) corev1.Container {
+	return corev1.Container{
+		Name:            name,
+		Image:           env.BusyboxImage,
+		ImagePullPolicy: corev1.PullNever,
+		Command:         []string{"sh", "-c", "trap 'exit 0' TERM; " + script},
+	}
+}
+
+const sleepForever = "while true; do sleep 0.2; done"
+
+func envVar(name, value string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: value} }
