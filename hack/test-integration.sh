@@ -9,6 +9,17 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root=$(repo_root)
 cd "$root"
 
+# The whole run, clean-ups included, holds the machine-wide lock the test
+# framework also takes: a second run must not stop containerd under a first
+# one. flock -o keeps the lock out of the daemons this run starts; the
+# framework sees NODEAGENT_TEST_LOCK_HELD and does not lock again.
+state_dir=${NODEAGENT_TEST_DIR:-/var/lib/nodeagent-test}
+if [[ -z ${NODEAGENT_TEST_LOCK_HELD:-} ]]; then
+  mkdir -p "$state_dir"
+  log "integration: taking $state_dir/integration.lock (waits while another run holds it)"
+  NODEAGENT_TEST_LOCK_HELD=1 exec flock -o "$state_dir/integration.lock" "$root/hack/test-integration.sh" "$@"
+fi
+
 cleanup() {
   hack/controlplane-down.sh --purge >/dev/null 2>&1 || true
   hack/containerd-down.sh >/dev/null 2>&1 || true
