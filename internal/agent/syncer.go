@@ -24,6 +24,7 @@ import (
 type statusCache interface {
 	GetNewerThan(ctx context.Context, uid types.UID, t time.Time) (*runtime.PodStatus, error)
 	Get(uid types.UID) (*runtime.PodStatus, error)
+	Set(uid types.UID, status *runtime.PodStatus, err error, timestamp time.Time)
 	Delete(uid types.UID)
 }
 
@@ -121,8 +122,12 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 	if len(res.Actions) > 0 && ctx.Err() == nil {
 		// The status of before the actions is stale now; the PLEG would
 		// tell within a relist, but the status store can know at once.
+		// The PLEG's cache learns it too, so that the relist that sees
+		// these actions need not ask the runtime again.
+		fetched := s.clock.Now()
 		if fresh, err := s.rt.GetPodStatus(ctx, uid); err == nil {
 			rs = fresh
+			s.cache.Set(uid, fresh, nil, fetched)
 		}
 	}
 	st := s.store(pod, rs, &res, syncErr, res.Terminal, prev)

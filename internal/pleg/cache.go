@@ -82,6 +82,31 @@ func (c *Cache) Set(uid types.UID, status *runtime.PodStatus, err error, timesta
 	c.notifyLocked()
 }
 
+// holds reports whether the cache holds a status of the pod, fetched
+// without error, that shows exactly the sandboxes and containers (and
+// their states) of rec: a status a worker fetched after its own actions,
+// which a relist that saw the same need not fetch again.
+func (c *Cache) holds(uid types.UID, rec podRecord) bool {
+	c.mu.Lock()
+	e, ok := c.pods[uid]
+	c.mu.Unlock()
+	if !ok || e.err != nil || e.status == nil ||
+		len(e.status.Sandboxes) != len(rec.sandboxes) || len(e.status.Containers) != len(rec.containers) {
+		return false
+	}
+	for _, sb := range e.status.Sandboxes {
+		if st, ok := rec.sandboxes[sb.ID]; !ok || st != sb.State {
+			return false
+		}
+	}
+	for _, ct := range e.status.Containers {
+		if st, ok := rec.containers[ct.ID]; !ok || st != ct.State {
+			return false
+		}
+	}
+	return true
+}
+
 // Delete forgets a pod, once the agent is done with it.
 func (c *Cache) Delete(uid types.UID) {
 	c.mu.Lock()

@@ -125,7 +125,8 @@ func (p *PLEG) Healthy() error {
 }
 
 // relist lists the runtime, refreshes the cached status of every pod that
-// changed (and of those whose refresh failed before), marks the cache
+// changed (and of those whose refresh failed before) unless the cache
+// already holds a status that shows the change, marks the cache
 // current as of the relist's start, and then sends the events, so that a
 // worker woken by an event finds the new status.
 func (p *PLEG) relist(ctx context.Context) {
@@ -154,6 +155,11 @@ func (p *PLEG) relist(ctx context.Context) {
 	}
 	slices.Sort(uids)
 	for _, uid := range uids {
+		// A worker that acted on the pod stored the status it fetched
+		// afterwards; if that shows what this relist saw, it is current.
+		if !p.reinspect[uid] && p.cache.holds(uid, current[uid]) {
+			continue
+		}
 		status, err := p.runtime.GetPodStatus(ctx, uid)
 		if err != nil {
 			p.reinspect[uid] = true

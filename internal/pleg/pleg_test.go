@@ -200,6 +200,47 @@ func TestPLEGRelists(t *testing.T) {
 	}
 }
 
+// A worker that acted on a pod stores the status it fetched afterwards; a
+// relist that sees exactly that takes it as current and does not fetch the
+// pod again, but still reports the events. A status that shows less is
+// fetched as before.
+func TestPLEGTrustsAStatusThatShowsTheChange(t *testing.T) {
+	rt := &fakeRuntime{}
+	h := start(t, rt)
+	rt.takeFetched()
+
+	rt.set(
+		pod("u1", sb("s1", runtime.SandboxReady), ctr("c1", runtime.ContainerStateRunning)),
+		pod("u2", sb("s2", runtime.SandboxReady), ctr("c2", runtime.ContainerStateRunning)),
+	)
+	workerSaw := &runtime.PodStatus{
+		ID:         "u1",
+		Sandboxes:  []runtime.SandboxStatus{{ID: "s1", State: runtime.SandboxReady}},
+		Containers: []runtime.ContainerStatus{{ID: "c1", Name: "app", State: runtime.ContainerStateRunning}},
+	}
+	stale := &runtime.PodStatus{ID: "u2", Sandboxes: []runtime.SandboxStatus{{ID: "s2", State: runtime.SandboxReady}}}
+	h.p.Cache().Set("u1", workerSaw, nil, t0.Add(time.Millisecond))
+	h.p.Cache().Set("u2", stale, nil, t0.Add(time.Millisecond))
+	h.tick()
+
+	if got := rt.takeFetched(); !cmp.Equal(got, []types.UID{"u2"}) {
+		t.Errorf("statuses fetched: %v, want only u2 (u1's cached status shows what the relist saw)", got)
+	}
+	want := []PodLifecycleEvent{
+		{ID: "u1", Type: PodSandboxChanged, Data: "s1"}, {ID: "u1", Type: ContainerStarted, Data: "c1"},
+		{ID: "u2", Type: PodSandboxChanged, Data: "s2"}, {ID: "u2", Type: ContainerStarted, Data: "c2"},
+	}
+	if diff := cmp.Diff(want, h.drain()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if s, err := h.p.Cache().GetNewerThan(context.Background(), "u1", t0.Add(500*time.Millisecond)); err != nil || s != workerSaw {
+		t.Errorf("u1 after the relist: %+v, %v; want the worker's status, current as of the relist", s, err)
+	}
+	if s, _ := h.p.Cache().Get("u2"); len(s.Containers) != 1 {
+		t.Errorf("u2 after the relist: %+v, want c2 fetched", s)
+	}
+}
+
 func TestPLEGReinspectsAfterAFailedFetch(t *testing.T) {
 	rt := &fakeRuntime{statusErr: map[types.UID]error{"u1": errors.New("runtime busy")}}
 	rt.set(pod("u1", nil, ctr("c1", runtime.ContainerStateRunning)))

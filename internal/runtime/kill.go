@@ -73,14 +73,9 @@ type stopOptions struct {
 
 // stopPod stops everything of the pod the runtime holds.
 func (r *Runtime) stopPod(ctx context.Context, uid types.UID, opts stopOptions) error {
-	selector := map[string]string{LabelPodUID: string(uid)}
-	sandboxes, err := r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: selector})
+	sandboxes, containers, err := r.listPod(ctx, uid)
 	if err != nil {
-		return fmt.Errorf("pod %s: %w: listing sandboxes: %w", uid, ErrKillPod, err)
-	}
-	containers, err := r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: selector})
-	if err != nil {
-		return fmt.Errorf("pod %s: %w: listing containers: %w", uid, ErrKillPod, err)
+		return fmt.Errorf("pod %s: %w: %w", uid, ErrKillPod, err)
 	}
 	grace := opts.grace
 	if opts.graceFromAnnotations {

@@ -17,14 +17,9 @@ import (
 // with the pod's UID. A pod the runtime does not hold yields a status with
 // only ID set.
 func (r *Runtime) GetPodStatus(ctx context.Context, uid types.UID) (*PodStatus, error) {
-	selector := map[string]string{LabelPodUID: string(uid)}
-	sandboxes, err := r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: selector})
+	sandboxes, containers, err := r.listPod(ctx, uid)
 	if err != nil {
-		return nil, fmt.Errorf("pod %s: listing sandboxes: %w", uid, err)
-	}
-	containers, err := r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: selector})
-	if err != nil {
-		return nil, fmt.Errorf("pod %s: listing containers: %w", uid, err)
+		return nil, fmt.Errorf("pod %s: %w", uid, err)
 	}
 	s := &PodStatus{ID: uid}
 	ips := map[string][]string{} // by sandbox ID
@@ -61,6 +56,30 @@ func (r *Runtime) GetPodStatus(ctx context.Context, uid types.UID) (*PodStatus, 
 		s.IPs = ips[s.Sandboxes[0].ID]
 	}
 	return s, nil
+}
+
+// listPod lists the pod's sandboxes and containers, both at once: every
+// status fetch and every kill starts with these two calls.
+func (r *Runtime) listPod(ctx context.Context, uid types.UID) ([]*runtimeapi.PodSandbox, []*runtimeapi.Container, error) {
+	selector := map[string]string{LabelPodUID: string(uid)}
+	var (
+		containers []*runtimeapi.Container
+		cErr       error
+		done       = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		containers, cErr = r.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: selector})
+	}()
+	sandboxes, sErr := r.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: selector})
+	<-done
+	if sErr != nil {
+		return nil, nil, fmt.Errorf("listing sandboxes: %w", sErr)
+	}
+	if cErr != nil {
+		return nil, nil, fmt.Errorf("listing containers: %w", cErr)
+	}
+	return sandboxes, containers, nil
 }
 
 func (s *PodStatus) setIdentity(labels map[string]string) {
