@@ -27,6 +27,9 @@ type Agent struct {
 	timeline  *timeline.Log
 	loop      *syncLoop
 	collector *collector
+	ckpt      *checkpointer
+	adoption  *adoptionRuntime
+	metrics   *agentMetrics
 	log       logr.Logger
 	running   atomic.Bool
 }
@@ -47,7 +50,10 @@ func New(opts Options) (*Agent, error) {
 		statuses: status.NewStore(m.PodPhases),
 		timeline: timeline.NewWithClock(opts.TimelinePerPod, opts.Clock),
 		log:      log,
+		metrics:  m,
+		ckpt:     newCheckpointer(opts.Checkpoint, opts.Clock, log.WithName("checkpoint")),
 	}
+	a.adoption = newAdoptionRuntime(opts.Runtime, m.adopted.Inc)
 	a.pleg, err = pleg.New(pleg.Options{Runtime: opts.Runtime, Interval: opts.RelistInterval, Logger: opts.Logger, Clock: opts.Clock})
 	if err != nil {
 		return nil, err
@@ -57,12 +63,12 @@ func New(opts Options) (*Agent, error) {
 		return ok
 	}
 	s := &syncer{
-		rt: opts.Runtime, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
+		rt: a.adoption, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
 		timeline: a.timeline, desired: desired, clock: opts.Clock, log: log.WithName("syncer"),
 		pods: map[types.UID]*podRecord{},
 	}
 	a.workers, err = podworkers.New(podworkers.Options{
-		Syncer: s, Clock: opts.Clock, Logger: opts.Logger.WithName("podworkers"),
+		Syncer: checkpointingSyncer{syncer: s, ckpt: a.ckpt}, Clock: opts.Clock, Logger: opts.Logger.WithName("podworkers"),
 		ResyncInterval: opts.SyncFrequency, Metrics: m,
 	})
 	if err != nil {
@@ -76,7 +82,7 @@ func New(opts Options) (*Agent, error) {
 			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,
 			statuses: a.statuses, timeline: a.timeline, sourcesReady: opts.SourcesReady,
 			podsDir: filepath.Join(opts.RootDir, "pods"), retention: opts.TimelineRetention,
-			clock: opts.Clock, log: log.WithName("housekeeping"),
+			clock: opts.Clock, log: log.WithName("housekeeping"), ckpt: a.ckpt,
 		},
 	}
 	a.collector = &collector{

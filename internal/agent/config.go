@@ -12,8 +12,8 @@ import (
 // handleUpdate applies one config update to the pod manager and hands the
 // pods to their workers:
 //
-//	ADD        index, start (a static pod waits for an older one of its name)
-//	UPDATE     index, sync with the new spec (a deletion timestamp kills)
+//	ADD        index, checkpoint, start (a static pod waits for an older one of its name)
+//	UPDATE     index, checkpoint, sync with the new spec (a deletion timestamp kills)
 //	DELETE     index, kill with the pod's deletion grace period
 //	REMOVE     unindex, kill
 //	RECONCILE  index (only the status changed)
@@ -52,21 +52,15 @@ func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 	}
 }
 
-func (l *syncLoop) add(pod *corev1.Pod) {
-	l.pods.AddPod(pod)
-	if podtypes.IsMirrorPod(pod) {
-		l.mirrorChanged(pod)
-		return
-	}
-	if pod.DeletionTimestamp != nil {
-		l.kill(pod)
-		return
-	}
-	l.update(podworkers.UpdatePodOptions{Type: podworkers.Create, Pod: pod, MirrorPod: l.mirrorOf(pod)})
-}
+func (l *syncLoop) add(pod *corev1.Pod)    { l.upsert(pod, podworkers.Create) }
+func (l *syncLoop) change(pod *corev1.Pod) { l.upsert(pod, podworkers.Update) }
 
-func (l *syncLoop) change(pod *corev1.Pod) {
-	l.pods.UpdatePod(pod)
+// upsert records a new or changed pod and hands it to its worker: a mirror
+// only updates its static pod's view, and a pod whose deletion was
+// requested is killed instead.
+func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
+	l.pods.UpdatePod(pod) // AddPod is the same operation
+	l.housekeeper.ckpt.accepted(pod)
 	if podtypes.IsMirrorPod(pod) {
 		l.mirrorChanged(pod)
 		return
@@ -75,7 +69,7 @@ func (l *syncLoop) change(pod *corev1.Pod) {
 		l.kill(pod)
 		return
 	}
-	l.update(podworkers.UpdatePodOptions{Type: podworkers.Update, Pod: pod, MirrorPod: l.mirrorOf(pod)})
+	l.update(podworkers.UpdatePodOptions{Type: typ, Pod: pod, MirrorPod: l.mirrorOf(pod)})
 }
 
 func (l *syncLoop) remove(pod *corev1.Pod) {
@@ -90,6 +84,12 @@ func (l *syncLoop) remove(pod *corev1.Pod) {
 // kill stops the pod; the workers take the shortest of the grace period in
 // force, the pod's deletion grace period and its spec's.
 func (l *syncLoop) kill(pod *corev1.Pod) {
+	if l.housekeeper.ckpt.wasRestored(pod.UID) {
+		// A restored pod may be running from before the restart, though its
+		// worker has not started it yet: say so first, or the workers would
+		// take a static pod killed before it started for one that never ran.
+		l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, RuntimePod: &podworkers.RuntimePod{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}})
+	}
 	opts := &podworkers.KillPodOptions{GracePeriodOverride: pod.DeletionGracePeriodSeconds}
 	l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: opts})
 }

@@ -27,6 +27,12 @@
 //     source wants once every source is ready, and removes what removed
 //     pods left behind (pod directories, log directories, statuses,
 //     timelines).
+//   - checkpointer (checkpointer.go, syncer_checkpoint.go, restore.go)
+//     keeps the checkpoint (Options.Checkpoint) in step: static pods as
+//     accepted, their terminations as they start (with a deadline) and
+//     end, and forgets them once gone; Restore brings them back at start.
+//   - adoptionRuntime (adoption.go) counts the pods whose running
+//     containers a first sync kept.
 //   - collector (collector.go) garbage-collects dead containers and
 //     sandboxes on its own period.
 //   - metrics (metrics.go) implements podworkers.Metrics and the agent's
@@ -42,4 +48,15 @@
 // once every source has delivered its pods and a full housekeeping period
 // has passed since, so that a pod still on its way from a source is never
 // taken for one.
+//
+// # The checkpoint: memory, not authority
+//
+// With a checkpoint, the wiring calls Restore after New and before the
+// sources run: the static pods the checkpoint holds are merged into the
+// config stream as if their sources had sent them, so they are desired (and
+// adopted, or started again if the runtime lost them) even while their
+// source is down or not yet read. The source's first full set then wins: the
+// merger compares it with what it holds, so a pod the source no longer
+// lists is terminated and forgotten. A termination under way at the crash
+// resumes with the time left until its recorded deadline.
 package agent

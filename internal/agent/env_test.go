@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics"
 
+	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -29,8 +30,15 @@ type testEnv struct {
 	ready    atomic.Bool
 	registry metrics.KubeRegistry
 	agent    *Agent
-	cancel   context.CancelFunc
-	done     chan error
+	// checkpoint, updatesFrom and sourcesReady, if set before start, replace
+	// the defaults (no checkpoint, e.updates, e.ready); beforeRun runs
+	// between New and Run.
+	checkpoint   checkpoint.Store
+	updatesFrom  <-chan podtypes.PodUpdate
+	sourcesReady func() bool
+	beforeRun    func(*Agent)
+	cancel       context.CancelFunc
+	done         chan error
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -53,9 +61,17 @@ func (e *testEnv) start() *testEnv {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	var updates <-chan podtypes.PodUpdate = e.updates
+	if e.updatesFrom != nil {
+		updates = e.updatesFrom
+	}
+	ready := e.ready.Load
+	if e.sourcesReady != nil {
+		ready = e.sourcesReady
+	}
 	e.agent, err = New(Options{
 		NodeName: "node-1", RootDir: e.rootDir, Runtime: e.rt, Volumes: vols,
-		Updates: e.updates, SourcesReady: e.ready.Load,
+		Updates: updates, SourcesReady: ready, Checkpoint: e.checkpoint,
 		RelistInterval: 10 * time.Millisecond, HousekeepingInterval: 20 * time.Millisecond,
 		DueInterval: 10 * time.Millisecond, GCInterval: 30 * time.Millisecond,
 		Registry: e.registry,
@@ -63,6 +79,9 @@ func (e *testEnv) start() *testEnv {
 	})
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if e.beforeRun != nil {
+		e.beforeRun(e.agent)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan error, 1)

@@ -28,7 +28,10 @@ import (
 //     starts afresh desired pods whose workers let them go;
 //   - once the sources are ready, it kills runtime pods no source wants and
 //     no worker handles (orphans, also from before a restart), and removes
-//     the directories, logs, statuses and timelines of pods that are gone.
+//     the directories, logs, statuses, timelines and checkpoint records of
+//     pods that are gone. Pods restored from the checkpoint are desired
+//     (the pod manager holds them) until their source says otherwise, so
+//     they are never taken for orphans while their source is down.
 type housekeeper struct {
 	pods         *podmanager.Manager
 	workers      *podworkers.PodWorkers
@@ -41,6 +44,9 @@ type housekeeper struct {
 	retention    time.Duration
 	clock        clock.PassiveClock
 	log          logr.Logger
+	// ckpt is told of pods started afresh, and forgets checkpointed pods
+	// nothing wants any more.
+	ckpt *checkpointer
 
 	// readySeen is set at the first run that finds the sources ready; the
 	// runs after it may remove orphans. Updates a source sent just before
@@ -63,6 +69,7 @@ func (h *housekeeper) run(ctx context.Context) {
 			// Its worker let it go after a kill, while the source wants it
 			// again (a manifest removed and put back): start it afresh.
 			h.timeline.Record(uid, timeline.KindWorker, "restarting: the pod is desired again")
+			h.ckpt.running(uid)
 			h.update(podworkers.UpdatePodOptions{Type: podworkers.Create, Pod: pod})
 		}
 	}
@@ -80,6 +87,7 @@ func (h *housekeeper) run(ctx context.Context) {
 		_, k := known[uid]
 		return d || k
 	}
+	h.ckpt.prune(wanted)
 	running := h.killOrphans(ctx, wanted)
 	h.removeLeftovers(wanted, running)
 	h.timeline.Prune(h.clock.Now().Add(-h.retention), func(uid types.UID) bool {

@@ -19,6 +19,10 @@ type agentMetrics struct {
 	syncTime  *metrics.HistogramVec
 	queue     *metrics.Gauge
 	podPhases *metrics.GaugeVec
+	// restored and adopted: pods brought back from the checkpoint at start,
+	// and pods whose running containers a first sync kept.
+	restored *metrics.Gauge
+	adopted  *metrics.Gauge
 }
 
 var _ podworkers.Metrics = (*agentMetrics)(nil)
@@ -46,9 +50,19 @@ func newMetrics(reg metrics.KubeRegistry) (*agentMetrics, error) {
 			Help:           "Pods with a status, by phase (Pending, Running, Succeeded, Failed).",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"phase"}),
+		restored: metrics.NewGauge(&metrics.GaugeOpts{
+			Namespace: metricsNamespace, Name: "checkpoint_restored_pods",
+			Help:           "Static pods restored from the checkpoint at start, before their sources answered.",
+			StabilityLevel: metrics.ALPHA,
+		}),
+		adopted: metrics.NewGauge(&metrics.GaugeOpts{
+			Namespace: metricsNamespace, Name: "adopted_pods",
+			Help:           "Pods adopted since start: found running at their first sync, their containers kept, not restarted.",
+			StabilityLevel: metrics.ALPHA,
+		}),
 	}
 	if reg != nil {
-		for _, c := range []metrics.Registerable{m.workers, m.syncTime, m.queue, m.podPhases} {
+		for _, c := range []metrics.Registerable{m.workers, m.syncTime, m.queue, m.podPhases, m.restored, m.adopted} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -83,6 +84,9 @@ type Options struct {
 	// kept (default 10m).
 	TimelinePerPod    int
 	TimelineRetention time.Duration
+	// Checkpoint is where the agent remembers its static pods and their
+	// lifecycle across restarts (see Restore); nil remembers nothing.
+	Checkpoint checkpoint.Store
 	// Registry receives the agent's metrics; nil registers none.
 	Registry metrics.KubeRegistry
 	Logger   logr.Logger

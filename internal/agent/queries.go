@@ -21,6 +21,11 @@ type PodInfo struct {
 	WorkerPhase string
 	Source      podtypes.Source
 	ConfigHash  string
+	// Restored: the pod was brought back from the checkpoint at start,
+	// before its source delivered it. Adopted: its first sync found its
+	// containers running (started by an agent before this one) and kept them.
+	Restored bool
+	Adopted  bool
 }
 
 // Pods returns every pod a source wants, and those still being terminated
@@ -79,6 +84,8 @@ func (a *Agent) complete(info PodInfo) PodInfo {
 	}
 	info.Source, _ = podtypes.PodSource(info.Pod)
 	info.ConfigHash = podtypes.ConfigHash(info.Pod)
+	info.Restored = a.ckpt.wasRestored(uid)
+	info.Adopted = a.adoption.wasAdopted(uid)
 	return info
 }
 

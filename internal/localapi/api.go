@@ -25,6 +25,12 @@ type Pod struct {
 	// WorkerPhase is the phase of the pod's worker in the agent: sync,
 	// terminating, terminated.
 	WorkerPhase string `json:"workerPhase,omitempty"`
+	// Restored is true when the agent brought the pod back from its
+	// checkpoint at start, before the pod's source delivered it (the
+	// source may be down). Adopted is true when the agent found the pod's
+	// containers running at start and kept them instead of restarting them.
+	Restored bool `json:"restored,omitempty"`
+	Adopted  bool `json:"adopted,omitempty"`
 	// Phase is the pod's phase as its status reports it: Pending, Running,
 	// Succeeded, Failed.
 	Phase   string `json:"phase,omitempty"`

@@ -19,6 +19,8 @@ func toPod(in PodInfo) Pod {
 		ConfigHash:  in.ConfigHash,
 		Origin:      in.Origin,
 		WorkerPhase: in.WorkerPhase,
+		Restored:    in.Restored,
+		Adopted:     in.Adopted,
 		Phase:       string(in.Status.Phase),
 		Reason:      in.Status.Reason,
 		Message:     in.Status.Message,

@@ -34,4 +34,8 @@ type PodInfo struct {
 	ConfigHash  string
 	// Origin is the manifest file or URL, or "" when unknown.
 	Origin string
+	// Restored: brought back from the checkpoint at start. Adopted: found
+	// running at start, its containers kept.
+	Restored bool
+	Adopted  bool
 }

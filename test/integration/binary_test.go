@@ -205,6 +205,18 @@ func (h *agentHarness) stop() {
 	h.client.Close()
 }
 
+// kill9 kills the agent with SIGKILL, as a crash would: nothing of it
+// runs its shutdown.
+func (h *agentHarness) kill9() {
+	h.t.Helper()
+	if !h.running() {
+		return
+	}
+	h.proc.Process.Kill()
+	<-h.exited
+	h.client.Close()
+}
+
 func (h *agentHarness) log(lines int) string {
 	return tail(filepath.Join(h.dir, fmt.Sprintf("agent-%d.log", h.starts)), lines)
 }

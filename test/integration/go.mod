@@ -18,6 +18,7 @@ require (
 require (
 	github.com/nodeagent/nodeagent/staging/podmanager v0.0.0 // indirect
 	github.com/nodeagent/nodeagent/staging/podworkers v0.0.0 // indirect
+	go.etcd.io/bbolt v1.4.3 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 )
 

@@ -29,6 +29,7 @@ type Options struct {
 	CRIEndpoint           string
 	RuntimeRequestTimeout time.Duration
 	RootDir               string
+	CheckpointFile        string
 	NodeName              string
 	PodLogDir             string
 	CgroupRoot            string
@@ -74,6 +75,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CRIEndpoint, "cri-endpoint", o.CRIEndpoint, "CRI runtime socket (containerd), as unix:///path or a bare path")
 	fs.DurationVar(&o.RuntimeRequestTimeout, "runtime-request-timeout", o.RuntimeRequestTimeout, "bound on every CRI call but image pulls and stops")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "state directory: pod volumes, the local API socket")
+	fs.StringVar(&o.CheckpointFile, "checkpoint-file", o.CheckpointFile, "bbolt file (mode 0600) where the agent remembers its static pods across restarts; \"none\" disables it (default: <root-dir>/checkpoint.db)")
 	fs.StringVar(&o.NodeName, "node-name", "", "this node's name; static pods are named <name>-<node-name> (default: the hostname, lowercased)")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of the pods' container logs")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which each pod gets its own")
@@ -92,6 +94,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 func (o *Options) complete() {
 	if o.LocalAPISocket == "" && o.RootDir != "" {
 		o.LocalAPISocket = filepath.Join(o.RootDir, "nodeagent.sock")
+	}
+	if o.CheckpointFile == "" && o.RootDir != "" {
+		o.CheckpointFile = filepath.Join(o.RootDir, "checkpoint.db")
 	}
 	if o.NodeName == "" {
 		o.NodeName, _ = os.Hostname()

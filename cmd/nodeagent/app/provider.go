@@ -43,6 +43,8 @@ func (p *apiProvider) Pods() []localapi.PodInfo {
 			WorkerPhase: in.WorkerPhase,
 			Source:      string(in.Source),
 			ConfigHash:  in.ConfigHash,
+			Restored:    in.Restored,
+			Adopted:     in.Adopted,
 		}
 		switch in.Source {
 		case podtypes.FileSource:

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/agent"
+	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/volumes"
@@ -25,8 +26,10 @@ import (
 // fails. Returning stops the agent, never the pods.
 //
 //	runtime (CRI) -> volumes -> merger <- file source, HTTP source
-//	                               |
+//	                               |   <- checkpoint (restored pods, before the sources run)
 //	                             agent -> local API (unix socket), /metrics /healthz /readyz
+//	                               |
+//	                             checkpoint (bbolt, <root-dir>/checkpoint.db)
 func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	for _, dir := range []string{o.RootDir, o.PodLogDir} {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
@@ -93,6 +96,23 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	}
 	sourcesReady := func() bool { return merger.SeenAllSources(sources...) }
 
+	// The checkpoint: what the agent remembers of its static pods across
+	// restarts. An unreadable file has been moved aside (Open logs it) and
+	// the agent starts from its sources; a newer agent's file is refused,
+	// and so is starting, rather than lose that agent's state.
+	var store checkpoint.Store
+	if o.CheckpointFile != "none" {
+		bolt, err := checkpoint.Open(o.CheckpointFile, checkpoint.Options{Logger: log.WithName("checkpoint")})
+		if err != nil {
+			if errors.Is(err, checkpoint.ErrNewerSchema) {
+				return fmt.Errorf("refusing to start: %w (a newer nodeagent wrote it; run that version, or move the file aside to start from the sources alone)", err)
+			}
+			return fmt.Errorf("opening the checkpoint: %w", err)
+		}
+		defer bolt.Close()
+		store = bolt
+	}
+
 	ag, err := agent.New(agent.Options{
 		NodeName:             o.NodeName,
 		RootDir:              o.RootDir,
@@ -100,6 +120,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		Volumes:              vols,
 		Updates:              merger.Updates(),
 		SourcesReady:         sourcesReady,
+		Checkpoint:           store,
 		SyncFrequency:        o.SyncFrequency,
 		RelistInterval:       o.RelistInterval,
 		HousekeepingInterval: o.HousekeepingInterval,
@@ -108,6 +129,11 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		Clock:                clock.RealClock{},
 	})
 	if err != nil {
+		return err
+	}
+	// Before any source runs: the checkpointed pods are desired until
+	// their sources answer.
+	if _, err := ag.Restore(ctx, merger, sources); err != nil {
 		return err
 	}
 	ready := readiness(ag, sourcesReady, sources)

@@ -1,0 +1,233 @@
+package agent
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/internal/checkpoint"
+	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// withCheckpoint runs the agent behind a real merger, restoring from store
+// for the given sources before it runs, as the wiring does.
+func withCheckpoint(e *testEnv, store checkpoint.Store, sources ...podtypes.Source) *config.Merger {
+	m := config.NewMerger(config.MergerOptions{Mode: config.Incremental})
+	e.checkpoint, e.updatesFrom = store, m.Updates()
+	e.sourcesReady = func() bool { return m.SeenAllSources(sources...) }
+	e.beforeRun = func(a *Agent) {
+		if _, err := a.Restore(context.Background(), m, sources); err != nil {
+			e.t.Fatalf("Restore: %v", err)
+		}
+	}
+	return m
+}
+
+func httpPod(name string) *corev1.Pod {
+	pod := staticPod(name, "busybox", corev1.RestartPolicyAlways)
+	pod.Annotations[podtypes.ConfigSourceAnnotationKey] = string(podtypes.HTTPSource)
+	return pod
+}
+
+func putRecords(t *testing.T, store checkpoint.Store, phase checkpoint.Phase, deadline time.Time, pods ...*corev1.Pod) {
+	t.Helper()
+	for _, pod := range pods {
+		src, _ := podtypes.PodSource(pod)
+		rec := checkpoint.PodRecord{UID: pod.UID, Source: src, Hash: podtypes.ConfigHash(pod), Pod: pod, Phase: phase, Deadline: deadline}
+		if err := store.PutPod(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func checkpointed(t *testing.T, store checkpoint.Store) map[types.UID]checkpoint.Phase {
+	t.Helper()
+	recs, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[types.UID]checkpoint.Phase{}
+	for _, r := range recs {
+		out[r.UID] = r.Phase
+	}
+	return out
+}
+
+// The HTTP source is down: its pods come back from the checkpoint; the one
+// still running is adopted, the one the runtime lost is started again, and
+// neither is taken for an orphan.
+func TestRestoreWhileTheSourceIsSilent(t *testing.T) {
+	e := newTestEnv(t)
+	store := checkpoint.NewMem(nil)
+	running, lost := httpPod("running"), httpPod("lost")
+	putRecords(t, store, "", time.Time{}, running, lost)
+	ids := e.rt.seed(running)
+	withCheckpoint(e, store, podtypes.HTTPSource)
+	e.start()
+
+	e.eventually("both pods run", func() bool {
+		return e.phase(running.UID) == corev1.PodRunning && e.phase(lost.UID) == corev1.PodRunning
+	})
+	time.Sleep(100 * time.Millisecond) // several housekeeping periods
+	if calls := e.rt.killCalls(); len(calls) != 0 {
+		t.Errorf("KillPod calls while the source is silent: %v", calls)
+	}
+	if got := e.rt.runningIDs(running.UID); !slices.Equal(got, ids) {
+		t.Errorf("running containers = %v, want the adopted %v", got, ids)
+	}
+	for _, c := range []struct {
+		pod     *corev1.Pod
+		adopted bool
+	}{{running, true}, {lost, false}} {
+		info, _ := e.agent.Pod(c.pod.UID)
+		if !info.Restored || info.Adopted != c.adopted {
+			t.Errorf("pod %s: restored=%v adopted=%v, want restored and adopted=%v", c.pod.Name, info.Restored, info.Adopted, c.adopted)
+		}
+	}
+}
+
+// The source answers at last and no longer lists a restored pod: the
+// source wins, the pod is terminated and the checkpoint forgets it.
+func TestSourceThatAnswersWinsOverTheCheckpoint(t *testing.T) {
+	e := newTestEnv(t)
+	store := checkpoint.NewMem(nil)
+	kept, dropped := httpPod("kept"), httpPod("dropped")
+	putRecords(t, store, "", time.Time{}, kept, dropped)
+	e.rt.seed(kept)
+	e.rt.seed(dropped)
+	m := withCheckpoint(e, store, podtypes.HTTPSource)
+	e.start()
+	e.eventually("both restored pods run", func() bool {
+		return e.phase(kept.UID) == corev1.PodRunning && e.phase(dropped.UID) == corev1.PodRunning
+	})
+
+	if err := m.Merge(context.Background(), podtypes.PodUpdate{Op: podtypes.SET, Source: podtypes.HTTPSource, Pods: []*corev1.Pod{kept.DeepCopy()}}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the dropped pod is stopped", func() bool { return !e.rt.has(dropped.UID) })
+	e.eventually("the checkpoint forgets it", func() bool {
+		_, ok := checkpointed(t, store)[dropped.UID]
+		return !ok
+	})
+	if got := checkpointed(t, store); got[kept.UID] != checkpoint.Running {
+		t.Errorf("checkpoint = %v, want %s running", got, kept.UID)
+	}
+	if !e.rt.has(kept.UID) {
+		t.Error("the pod the source still lists was stopped")
+	}
+}
+
+// A termination under way before the restart resumes with the time left
+// until its deadline, not a fresh grace period, and then is forgotten.
+func TestTerminationResumesWithTheGraceLeft(t *testing.T) {
+	e := newTestEnv(t)
+	store := checkpoint.NewMem(nil)
+	pod := staticPod("leaving", "busybox", corev1.RestartPolicyAlways) // grace 7s
+	putRecords(t, store, checkpoint.Terminating, time.Now().Add(3*time.Second), pod)
+	e.rt.seed(pod)
+	withCheckpoint(e, store, podtypes.FileSource)
+	e.start()
+
+	e.eventually("the pod is stopped", func() bool { return !e.rt.has(pod.UID) })
+	calls := e.rt.killCalls()
+	if len(calls) != 1 || calls[0].UID != pod.UID || calls[0].Grace == nil || *calls[0].Grace < 2 || *calls[0].Grace > 3 {
+		t.Fatalf("KillPod calls = %+v, want one for %s with 2-3s of grace left", calls, pod.UID)
+	}
+	e.eventually("the checkpoint forgets it", func() bool { return len(checkpointed(t, store)) == 0 })
+}
+
+// A deadline already past stops the pod at once.
+func TestTerminationPastItsDeadlineStopsAtOnce(t *testing.T) {
+	e := newTestEnv(t)
+	store := checkpoint.NewMem(nil)
+	pod := staticPod("late", "busybox", corev1.RestartPolicyAlways)
+	putRecords(t, store, checkpoint.Terminating, time.Now().Add(-time.Minute), pod)
+	e.rt.seed(pod)
+	withCheckpoint(e, store, podtypes.FileSource)
+	e.start()
+	e.eventually("the pod is stopped", func() bool { return !e.rt.has(pod.UID) })
+	if calls := e.rt.killCalls(); len(calls) != 1 || calls[0].Grace == nil || *calls[0].Grace != 0 {
+		t.Fatalf("KillPod calls = %+v, want one with no grace left", calls)
+	}
+}
+
+// Once the sources are ready, orphans are killed, but never a restored pod
+// whose source has not answered.
+func TestOrphanCleanupSparesRestoredPods(t *testing.T) {
+	e := newTestEnv(t)
+	store := checkpoint.NewMem(nil)
+	restored, orphan := httpPod("restored"), staticPod("orphan", "busybox", corev1.RestartPolicyAlways)
+	putRecords(t, store, "", time.Time{}, restored)
+	e.rt.seed(restored)
+	e.rt.seed(orphan)
+	withCheckpoint(e, store, podtypes.HTTPSource)
+	e.sourcesReady = func() bool { return true }
+	e.start()
+
+	e.eventually("the orphan is killed", func() bool { return !e.rt.has(orphan.UID) })
+	time.Sleep(100 * time.Millisecond)
+	if diff := cmp.Diff([]killCall{{UID: orphan.UID}}, e.rt.killCalls()); diff != "" {
+		t.Errorf("KillPod calls (-want +got):\n%s", diff)
+	}
+	if !e.rt.has(restored.UID) {
+		t.Error("the restored pod was killed")
+	}
+}
+
+// Accepted static pods are written down; one its source removes is
+// forgotten once terminated; pods of sources no longer configured and
+// terminations that had ended are forgotten at start.
+func TestCheckpointFollowsTheSources(t *testing.T) {
+	e := newTestEnv(t)
+	store := checkpoint.NewMem(nil)
+	fromHTTP, done := httpPod("unconfigured"), staticPod("done", "busybox", corev1.RestartPolicyAlways)
+	putRecords(t, store, "", time.Time{}, fromHTTP)
+	putRecords(t, store, checkpoint.Terminated, time.Time{}, done)
+	m := withCheckpoint(e, store, podtypes.FileSource)
+	e.start()
+	if got := checkpointed(t, store); len(got) != 0 {
+		t.Errorf("checkpoint after the restore = %v, want nothing", got)
+	}
+
+	a, b := staticPod("a", "busybox", corev1.RestartPolicyAlways), staticPod("b", "busybox", corev1.RestartPolicyAlways)
+	merge := func(pods ...*corev1.Pod) {
+		if err := m.Merge(context.Background(), podtypes.PodUpdate{Op: podtypes.SET, Source: podtypes.FileSource, Pods: pods}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merge(a.DeepCopy(), b.DeepCopy())
+	e.eventually("both pods are checkpointed", func() bool {
+		got := checkpointed(t, store)
+		return got[a.UID] == checkpoint.Running && got[b.UID] == checkpoint.Running
+	})
+	gate := make(chan struct{})
+	e.rt.mu.Lock()
+	e.rt.killGate = gate
+	e.rt.mu.Unlock()
+	start := time.Now()
+	merge(a.DeepCopy())
+	e.eventually("b's termination is recorded with its deadline", func() bool {
+		recs, _ := store.List()
+		for _, r := range recs {
+			if r.UID == b.UID && r.Phase == checkpoint.Terminating {
+				d := r.Deadline.Sub(start)
+				return d >= 6*time.Second && d <= 8*time.Second // grace 7s
+			}
+		}
+		return false
+	})
+	close(gate)
+	e.eventually("b is forgotten", func() bool {
+		_, ok := checkpointed(t, store)[b.UID]
+		return !ok && !e.rt.has(b.UID)
+	})
+	if got := checkpointed(t, store); !cmp.Equal(got, map[types.UID]checkpoint.Phase{a.UID: checkpoint.Running}) {
+		t.Errorf("checkpoint = %v, want only a, running", got)
+	}
+}

@@ -1,0 +1,153 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeagent/nodeagent/internal/checkpoint"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+	"github.com/nodeagent/nodeagent/staging/podworkers"
+)
+
+// Sink takes the pods restored from the checkpoint as if their sources had
+// sent them; *config.Merger satisfies it.
+type Sink interface {
+	Merge(ctx context.Context, u podtypes.PodUpdate) error
+}
+
+// RestoreResult says what Restore did.
+type RestoreResult struct {
+	// Restored pods were given to the sink, as desired again.
+	Restored int
+	// Resumed terminations were under way before the restart.
+	Resumed int
+	// Forgotten records belonged to sources no longer configured, or to
+	// pods whose termination had ended.
+	Forgotten int
+}
+
+// Restore brings back the static pods of the checkpoint. Call it after New
+// and before the sources start: each checkpointed pod of a configured
+// source is merged into sink as an ADD from that source, so that it is
+// desired until the source answers. The source's first full set then wins,
+// as the merger compares it with what it holds: pods it no longer lists are
+// removed (terminated, then forgotten), changed ones replaced. Pods still
+// running in the runtime are adopted by their first sync, not restarted.
+//
+// A pod whose termination was under way is killed again with the time left
+// until its deadline; a pod whose termination had ended, or whose source is
+// not configured any more, is forgotten (what it left in the runtime is an
+// orphan like any other).
+//
+// Without a checkpoint, Restore does nothing. Records that cannot be read
+// are logged and skipped.
+func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Source) (RestoreResult, error) {
+	var res RestoreResult
+	c := a.ckpt
+	if c.store == nil {
+		return res, nil
+	}
+	recs, err := c.store.List()
+	if err != nil {
+		// List returns the records it could read alongside the others' errors.
+		a.log.Error(err, "Checkpoint: some records could not be read; they are skipped")
+	}
+	configured := map[podtypes.Source]bool{}
+	for _, s := range sources {
+		configured[s] = true
+	}
+	now := c.clock.Now()
+	var keep []checkpoint.PodRecord
+	for _, rec := range recs {
+		switch {
+		case !configured[rec.Source] || rec.Source == podtypes.APIServerSource:
+			a.log.Info("Checkpoint: forgetting a pod whose source is not configured", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID, "source", rec.Source)
+			c.remember(rec, time.Time{})
+			c.forget(rec.UID)
+			res.Forgotten++
+		case rec.Phase == checkpoint.Terminated:
+			c.remember(rec, time.Time{})
+			c.forget(rec.UID)
+			res.Forgotten++
+		case rec.Phase == checkpoint.Terminating:
+			a.resume(rec, rec.Deadline)
+			res.Resumed++
+		default:
+			keep = append(keep, rec)
+		}
+	}
+
+	// Two records of one full name (a crash in the middle of a manifest
+	// change): the newest runs, the older is stopped with its full grace
+	// period.
+	slices.SortFunc(keep, func(x, y checkpoint.PodRecord) int { return y.Updated.Compare(x.Updated) })
+	bySource := map[podtypes.Source][]*corev1.Pod{}
+	names := map[string]bool{}
+	for _, rec := range keep {
+		name := podtypes.PodFullName(rec.Pod)
+		if names[name] {
+			a.resume(rec, now.Add(time.Duration(specGrace(rec.Pod))*time.Second))
+			res.Resumed++
+			continue
+		}
+		names[name] = true
+		c.remember(rec, time.Time{})
+		c.mu.Lock()
+		c.restored[rec.UID] = true
+		c.mu.Unlock()
+		bySource[rec.Source] = append(bySource[rec.Source], rec.Pod)
+		res.Restored++
+	}
+	for _, src := range podtypes.Sources() {
+		pods := bySource[src]
+		if len(pods) == 0 {
+			continue
+		}
+		slices.SortFunc(pods, func(x, y *corev1.Pod) int { return cmp.Compare(podtypes.PodFullName(x), podtypes.PodFullName(y)) })
+		if err := sink.Merge(ctx, podtypes.PodUpdate{Op: podtypes.ADD, Source: src, Pods: pods}); err != nil {
+			return res, fmt.Errorf("restoring the checkpointed pods of source %s: %w", src, err)
+		}
+	}
+	a.metrics.restored.Set(float64(res.Restored))
+	a.log.Info("Checkpoint restored", "restored", res.Restored, "resumedTerminations", res.Resumed, "forgotten", res.Forgotten)
+	return res, nil
+}
+
+// resume kills a pod whose termination was under way before the restart,
+// so that it ends by deadline. The kill names only the runtime pod: its
+// spec is not desired, and a static pod killed before its worker started
+// would otherwise be taken for one that never ran.
+func (a *Agent) resume(rec checkpoint.PodRecord, deadline time.Time) {
+	a.ckpt.remember(rec, deadline)
+	a.log.Info("Checkpoint: resuming a termination", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID, "deadline", deadline)
+	err := a.workers.UpdatePod(podworkers.UpdatePodOptions{
+		Type:       podworkers.Kill,
+		RuntimePod: &podworkers.RuntimePod{UID: rec.UID, Name: rec.Pod.Name, Namespace: rec.Pod.Namespace},
+	})
+	if err != nil {
+		a.log.Error(err, "Checkpoint: resuming a termination", "podUID", rec.UID)
+	}
+}
+
+// remember notes a record read from the store; a non-zero deadline marks a
+// termination to resume.
+func (c *checkpointer) remember(rec checkpoint.PodRecord, deadline time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hashes[rec.UID] = rec.Hash
+	if !deadline.IsZero() {
+		c.deadlines[rec.UID] = deadline
+	}
+}
+
+func specGrace(pod *corev1.Pod) int64 {
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		return *g
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds
+}
