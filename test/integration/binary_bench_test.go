@@ -139,20 +139,27 @@ func benchBurst(b *testing.B, n int) {
 	for i := 0; i < n; i++ {
 		h.writeManifest(testPod(fmt.Sprintf("burst-%d", i), shContainer("main", benchForever)))
 	}
-	deadline := time.Now().Add(5 * time.Minute)
+	waitAllRunning(b, h, n, 5*time.Minute, 20*time.Millisecond)
+	b.ReportMetric(float64(time.Since(t0).Milliseconds()), "all-running-ms")
+}
+
+// waitAllRunning polls the CRI every poll until n containers of this
+// agent's node are running, failing after timeout.
+func waitAllRunning(b *testing.B, h *agentHarness, n int, timeout, poll time.Duration) {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
 		resp, err := h.cri.Runtime.ListContainers(context.Background(), &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
 			State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
 		}})
 		if err == nil && countSuffix(resp.Containers, "-"+h.node) == n {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("not all %d pods running within 5m", n)
+			b.Fatalf("not all %d pods running within %v", n, timeout)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(poll)
 	}
-	b.ReportMetric(float64(time.Since(t0).Milliseconds()), "all-running-ms")
 }
 
 func countSuffix(cs []*runtimeapi.Container, suffix string) int {
@@ -170,19 +177,7 @@ func benchIdle(b *testing.B, n int) {
 	for i := 0; i < n; i++ {
 		h.writeManifest(testPod(fmt.Sprintf("idle-%d", i), shContainer("main", "while true; do sleep 10; done")))
 	}
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		resp, err := h.cri.Runtime.ListContainers(context.Background(), &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
-			State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING},
-		}})
-		if err == nil && countSuffix(resp.Containers, "-"+h.node) == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("not all %d pods running within 10m", n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitAllRunning(b, h, n, 10*time.Minute, 100*time.Millisecond)
 	time.Sleep(5 * time.Second) // settle
 	pid := h.proc.Process.Pid
 	cpu0, t0 := cpuTicks(b, pid), time.Now()
