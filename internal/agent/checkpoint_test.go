@@ -142,6 +142,40 @@ func TestTerminationResumesWithTheGraceLeft(t *testing.T) {
 	e.eventually("the checkpoint forgets it", func() bool { return len(checkpointed(t, store)) == 0 })
 }
 
+// A termination resumed after a crash in the middle of a manifest edit
+// holds the pod's full name: the new generation starts only once the old
+// one's containers are stopped, never beside them.
+func TestResumedTerminationHoldsTheName(t *testing.T) {
+	e := newTestEnv(t)
+	store := checkpoint.NewMem(nil)
+	old, edited := staticPod("web", "busybox:1", corev1.RestartPolicyAlways), staticPod("web", "busybox:2", corev1.RestartPolicyAlways)
+	putRecords(t, store, checkpoint.Terminating, time.Now().Add(3*time.Second), old)
+	putRecords(t, store, "", time.Time{}, edited)
+	e.rt.seed(old)
+	gate := make(chan struct{})
+	e.rt.killGate = gate
+	withCheckpoint(e, store, podtypes.FileSource)
+	e.start()
+
+	e.eventually("the old generation is being killed", func() bool { return len(e.rt.killCalls()) == 1 })
+	time.Sleep(100 * time.Millisecond) // many chances for the new one to start
+	if calls := e.rt.syncCalls(edited.UID); len(calls) != 0 {
+		t.Fatalf("the new generation synced %d times while the old one was still stopping", len(calls))
+	}
+	if calls := e.rt.killCalls(); calls[0].UID != old.UID || !calls[0].Spec {
+		t.Fatalf("KillPod calls = %+v, want the old generation killed with its spec", calls)
+	}
+	close(gate)
+	e.eventually("the new generation runs", func() bool { return e.phase(edited.UID) == corev1.PodRunning })
+	if e.rt.has(old.UID) {
+		t.Error("the old generation is still in the runtime")
+	}
+	e.eventually("the checkpoint forgets the old generation", func() bool {
+		_, ok := checkpointed(t, store)[old.UID]
+		return !ok
+	})
+}
+
 // A deadline already past stops the pod at once.
 func TestTerminationPastItsDeadlineStopsAtOnce(t *testing.T) {
 	e := newTestEnv(t)

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"errors"
-	"math"
 	"sync"
 	"time"
 
@@ -19,7 +18,7 @@ import (
 // is written when a source's pod is accepted, its phase when its
 // termination starts and ends, and it is forgotten once terminated and no
 // longer desired. It also remembers, for this process, which pods were
-// restored from the checkpoint and which terminations resume one.
+// restored from the checkpoint.
 //
 // A nil checkpointer or store makes every method a no-op. Write errors are logged, never
 // returned: the checkpoint is memory for the next start, and a pod must
@@ -35,15 +34,12 @@ type checkpointer struct {
 	hashes map[types.UID]string
 	// restored are the pods brought back from the checkpoint at start.
 	restored map[types.UID]bool
-	// deadlines are the terminations that resume one from before the
-	// restart: each must end by its deadline.
-	deadlines map[types.UID]time.Time
 }
 
 func newCheckpointer(store checkpoint.Store, c clock.PassiveClock, log logr.Logger) *checkpointer {
 	return &checkpointer{
 		store: store, clock: c, log: log,
-		hashes: map[types.UID]string{}, restored: map[types.UID]bool{}, deadlines: map[types.UID]time.Time{},
+		hashes: map[types.UID]string{}, restored: map[types.UID]bool{},
 	}
 }
 
@@ -83,9 +79,6 @@ func (c *checkpointer) terminating(uid types.UID, grace int64) {
 // terminated records that none of the pod's containers runs any more.
 func (c *checkpointer) terminated(uid types.UID) {
 	c.setPhase(uid, checkpoint.Terminated, time.Time{})
-	c.mu.Lock()
-	delete(c.deadlines, uid)
-	c.mu.Unlock()
 }
 
 func (c *checkpointer) setPhase(uid types.UID, phase checkpoint.Phase, deadline time.Time) {
@@ -109,7 +102,6 @@ func (c *checkpointer) forget(uid types.UID) {
 	}
 	c.mu.Lock()
 	delete(c.hashes, uid)
-	delete(c.deadlines, uid)
 	c.mu.Unlock()
 	c.log.V(2).Info("Checkpoint: pod forgotten", "podUID", uid)
 }
@@ -138,20 +130,6 @@ func (c *checkpointer) holds(uid types.UID) bool {
 	defer c.mu.Unlock()
 	_, ok := c.hashes[uid]
 	return ok
-}
-
-// resumedGrace returns the grace period left to a termination that
-// resumes one from before the restart, rounded up to whole seconds, and
-// whether there is one.
-func (c *checkpointer) resumedGrace(uid types.UID) (int64, bool) {
-	c.mu.Lock()
-	deadline, ok := c.deadlines[uid]
-	c.mu.Unlock()
-	if !ok {
-		return 0, false
-	}
-	left := deadline.Sub(c.clock.Now())
-	return max(0, int64(math.Ceil(left.Seconds()))), true
 }
 
 // wasRestored reports whether the pod was brought back from the

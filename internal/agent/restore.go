@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -67,11 +68,11 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 		switch {
 		case !configured[rec.Source] || rec.Source == podtypes.APIServerSource:
 			a.log.Info("Checkpoint: forgetting a pod whose source is not configured", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID, "source", rec.Source)
-			c.remember(rec, time.Time{})
+			c.remember(rec)
 			c.forget(rec.UID)
 			res.Forgotten++
 		case rec.Phase == checkpoint.Terminated:
-			c.remember(rec, time.Time{})
+			c.remember(rec)
 			c.forget(rec.UID)
 			res.Forgotten++
 		case rec.Phase == checkpoint.Terminating:
@@ -96,7 +97,7 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 			continue
 		}
 		names[name] = true
-		c.remember(rec, time.Time{})
+		c.remember(rec)
 		c.mu.Lock()
 		c.restored[rec.UID] = true
 		c.mu.Unlock()
@@ -119,30 +120,31 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 }
 
 // resume kills a pod whose termination was under way before the restart,
-// so that it ends by deadline. The kill names only the runtime pod: its
-// spec is not desired, and a static pod killed before its worker started
-// would otherwise be taken for one that never ran.
+// with its spec and the grace period left until deadline (rounded up to
+// whole seconds; 0 once it has passed). Its containers may still run, so
+// the workers terminate it in full even though it never synced in this
+// process, and a static pod holds its full name until then: a newer pod
+// of the same name, restored or read from the source, waits for it.
 func (a *Agent) resume(rec checkpoint.PodRecord, deadline time.Time) {
-	a.ckpt.remember(rec, deadline)
-	a.log.Info("Checkpoint: resuming a termination", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID, "deadline", deadline)
+	a.ckpt.remember(rec)
+	left := max(0, int64(math.Ceil(deadline.Sub(a.ckpt.clock.Now()).Seconds())))
+	a.log.Info("Checkpoint: resuming a termination", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID,
+		"deadline", deadline, "gracePeriodLeft", left)
 	err := a.workers.UpdatePod(podworkers.UpdatePodOptions{
-		Type:       podworkers.Kill,
-		RuntimePod: &podworkers.RuntimePod{UID: rec.UID, Name: rec.Pod.Name, Namespace: rec.Pod.Namespace},
+		Type: podworkers.Kill,
+		Pod:  rec.Pod,
+		Kill: &podworkers.KillPodOptions{GracePeriodOverride: &left, MayBeRunning: true},
 	})
 	if err != nil {
 		a.log.Error(err, "Checkpoint: resuming a termination", "podUID", rec.UID)
 	}
 }
 
-// remember notes a record read from the store; a non-zero deadline marks a
-// termination to resume.
-func (c *checkpointer) remember(rec checkpoint.PodRecord, deadline time.Time) {
+// remember notes a record read from the store.
+func (c *checkpointer) remember(rec checkpoint.PodRecord) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hashes[rec.UID] = rec.Hash
-	if !deadline.IsZero() {
-		c.deadlines[rec.UID] = deadline
-	}
 }
 
 func specGrace(pod *corev1.Pod) int64 {

@@ -10,8 +10,7 @@ import (
 
 // checkpointingSyncer is the syncer with the checkpoint kept in step: a
 // termination is recorded as it starts (with its deadline) and as it ends,
-// and a pod that is gone for good is forgotten. A termination that resumes
-// one from before a restart gets only the time that was left.
+// and a pod that is gone for good is forgotten.
 type checkpointingSyncer struct {
 	*syncer
 	ckpt *checkpointer
@@ -29,11 +28,7 @@ func (c checkpointingSyncer) SyncTerminatingPod(ctx context.Context, pod *corev1
 }
 
 func (c checkpointingSyncer) SyncTerminatingRuntimePod(ctx context.Context, rp podworkers.RuntimePod) error {
-	var grace *int64
-	if g, ok := c.ckpt.resumedGrace(rp.UID); ok {
-		grace = &g
-	}
-	if err := c.syncer.killRuntimePod(ctx, rp, grace); err != nil {
+	if err := c.syncer.SyncTerminatingRuntimePod(ctx, rp); err != nil {
 		return err
 	}
 	if !c.desired(rp.UID) {

@@ -44,21 +44,11 @@ func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, graceP
 // SyncTerminatingRuntimePod kills a pod that only the runtime knows, with
 // the grace period its containers recorded.
 func (s *syncer) SyncTerminatingRuntimePod(ctx context.Context, rp podworkers.RuntimePod) error {
-	return s.killRuntimePod(ctx, rp, nil)
-}
-
-// killRuntimePod kills a pod that only the runtime knows; a nil grace
-// takes the one its containers recorded.
-func (s *syncer) killRuntimePod(ctx context.Context, rp podworkers.RuntimePod, grace *int64) error {
 	s.enter(rp.UID, phaseTerminating)
-	if err := s.rt.KillPod(ctx, nil, runtime.Pod{ID: rp.UID, Name: rp.Name, Namespace: rp.Namespace}, grace); err != nil {
+	if err := s.rt.KillPod(ctx, nil, runtime.Pod{ID: rp.UID, Name: rp.Name, Namespace: rp.Namespace}, nil); err != nil {
 		return s.failed(rp.UID, err)
 	}
-	if grace != nil {
-		s.timeline.Record(rp.UID, timeline.KindRuntime, "KillPod: %s/%s, grace period %ds left from before the restart", rp.Namespace, rp.Name, *grace)
-	} else {
-		s.timeline.Record(rp.UID, timeline.KindRuntime, "KillPod: orphan %s/%s", rp.Namespace, rp.Name)
-	}
+	s.timeline.Record(rp.UID, timeline.KindRuntime, "KillPod: orphan %s/%s", rp.Namespace, rp.Name)
 	if rp.Name != "" {
 		logs := s.rt.PodLogDir(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: rp.Name, Namespace: rp.Namespace, UID: rp.UID}})
 		if err := os.RemoveAll(logs); err != nil {

@@ -81,7 +81,11 @@ func (e *env) do(line string) []string {
 			printf("error: %v", err)
 			break
 		}
-		update(UpdatePodOptions{Type: typ, Pod: pod})
+		var kill *KillPodOptions
+		if typ == Kill {
+			kill = e.killOptions(a)
+		}
+		update(UpdatePodOptions{Type: typ, Pod: pod, Kill: kill})
 	case "kill":
 		if e.pods[uid] == nil {
 			printf("error: no pod %q", uid)

@@ -19,9 +19,12 @@
 //     forget the finished worker and let the UID start afresh as a new one).
 //   - A later kill can shorten the grace period in force, never lengthen it;
 //     shortening restarts a running termination with the shorter period.
+//     The grace period is honoured exactly: 0 stops the containers at once.
 //   - Static pods that share a full name start one at a time, in arrival
 //     order. When one finishes, the next starts at once; one killed while it
-//     waits is skipped and never runs.
+//     waits is skipped and never runs, unless its kill says it may be
+//     running (KillPodOptions.MayBeRunning: a pod from before a restart),
+//     in which case it holds the name until its termination has ended.
 //   - The work queue tells the agent when to sync each pod again: at once
 //     after a phase change, after a jittered resync interval when healthy,
 //     after a jittered backoff on errors (shorter for ErrNetworkNotReady).

@@ -142,7 +142,7 @@ func (e *env) pod(a args) (*corev1.Pod, error) {
 }
 
 func (e *env) killOptions(a args) *KillPodOptions {
-	k := &KillPodOptions{Evict: a.has("evict")}
+	k := &KillPodOptions{Evict: a.has("evict"), MayBeRunning: a.has("maybe-running")}
 	if g, ok := a.int("grace"); ok {
 		k.GracePeriodOverride = &g
 	}

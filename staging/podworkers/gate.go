@@ -47,6 +47,22 @@ func (g *startGate) tryStart(name string, uid types.UID) bool {
 	return true
 }
 
+// hold gives the name to uid out of turn, if no pod holds it: uid may be
+// running already (a pod from before a restart). If another pod holds the
+// name, uid keeps its place in the queue, so that the pods behind it wait
+// for its end too.
+func (g *startGate) hold(name string, uid types.UID) {
+	if _, held := g.started[name]; held {
+		return
+	}
+	if q := g.waiting[name]; len(q) > 0 {
+		if i := slices.Index(q, uid); i >= 0 {
+			g.setWaiting(name, slices.Delete(q, i, i+1))
+		}
+	}
+	g.started[name] = uid
+}
+
 // leave removes uid, holding the name or waiting for it. If that frees the
 // name for a waiting pod, leave returns that pod so it can be woken.
 func (g *startGate) leave(name string, uid types.UID) (next types.UID, ok bool) {

@@ -9,7 +9,7 @@ import (
 
 func TestStartGate(t *testing.T) {
 	type op struct {
-		do   string // arrive, start, leave
+		do   string // arrive, start, hold, leave
 		uid  types.UID
 		want string // start: "true"/"false"; leave: the pod to wake or ""
 	}
@@ -42,6 +42,18 @@ func TestStartGate(t *testing.T) {
 			{"arrive", "a", ""}, {"arrive", "b", ""}, {"leave", "a", "b"}, {"start", "b", "true"},
 		},
 	}, {
+		name: "a pod that may be running holds a free name out of turn",
+		ops: []op{
+			{"arrive", "a", ""}, {"arrive", "b", ""}, {"hold", "b", ""},
+			{"start", "a", "false"}, {"leave", "b", "a"}, {"start", "a", "true"},
+		},
+	}, {
+		name: "a pod that may be running keeps its place behind a holder",
+		ops: []op{
+			{"arrive", "a", ""}, {"start", "a", "true"}, {"arrive", "b", ""}, {"arrive", "c", ""},
+			{"hold", "b", ""}, {"leave", "a", "b"}, {"start", "c", "false"}, {"leave", "b", "c"}, {"start", "c", "true"},
+		},
+	}, {
 		name: "leaving twice or unknown is harmless",
 		ops: []op{
 			{"arrive", "a", ""}, {"start", "a", "true"}, {"leave", "a", ""}, {"leave", "a", ""}, {"leave", "x", ""},
@@ -62,6 +74,8 @@ func TestStartGate(t *testing.T) {
 					} else {
 						got = "false"
 					}
+				case "hold":
+					g.hold("web_default", o.uid)
 				case "leave":
 					next, _ := g.leave("web_default", o.uid)
 					got = string(next)

@@ -157,6 +157,9 @@ func (p *PodWorkers) stepLocked(w *worker, ev event) job {
 	if n := p.queue.len(); n != depth {
 		p.metrics.QueueDepth(n)
 	}
+	if eff.holdGate && next.static {
+		p.gate.hold(next.fullName, uid)
+	}
 	if eff.leaveGate && next.static {
 		if nextUID, ok := p.gate.leave(next.fullName, uid); ok {
 			if nw, ok := p.workers[nextUID]; ok {

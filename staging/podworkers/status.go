@@ -28,7 +28,7 @@ type podState struct {
 	evicted          bool  // a kill asked to reclaim the pod's resources
 	restartRequested bool  // a Create arrived after termination was requested
 	observedRuntime  bool  // a runtime-only kill showed the pod has containers
-	gracePeriod      int64 // seconds, set once termination is requested
+	gracePeriod      int64 // seconds, in force once termination is requested
 
 	pending    podUpdate // the newest update the worker has not taken yet
 	hasPending bool
@@ -112,12 +112,12 @@ func isTerminalPhase(pod *corev1.Pod) bool {
 }
 
 // gracePeriod returns the grace period in force after a kill: the shortest
-// of the one already in force (0 if none), the pod's deletion grace period
+// of the one already in force (if inForce), the pod's deletion grace period
 // and the kill's override; failing all three the pod's spec, failing that
-// the API default. Never less than 1 second, so that containers always get
-// a chance to stop.
-func gracePeriod(current int64, pod *corev1.Pod, override *int64) int64 {
-	g, set := current, current != 0
+// the API default. It is honoured exactly: 0 stops the containers at once,
+// where the kubelet would still give them a second; a negative value is 0.
+func gracePeriod(current int64, inForce bool, pod *corev1.Pod, override *int64) int64 {
+	g, set := current, inForce
 	lower := func(v *int64) {
 		if v != nil && (!set || *v < g) {
 			g, set = *v, true
@@ -133,7 +133,7 @@ func gracePeriod(current int64, pod *corev1.Pod, override *int64) int64 {
 			g = *pod.Spec.TerminationGracePeriodSeconds
 		}
 	}
-	return max(g, 1)
+	return max(g, 0)
 }
 
 // chainStatus applies fns in order.

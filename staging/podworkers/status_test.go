@@ -14,25 +14,27 @@ func TestGracePeriod(t *testing.T) {
 	deleting := func(g int64) *corev1.Pod { p := withSpec(i(60)); p.DeletionGracePeriodSeconds = &g; return p }
 	tests := []struct {
 		name     string
-		current  int64
+		current  int64 // in force if not -1
 		pod      *corev1.Pod
 		override *int64
 		want     int64
 	}{
-		{"spec", 0, withSpec(i(45)), nil, 45},
-		{"no spec: the API default", 0, withSpec(nil), nil, 30},
-		{"no pod: the API default", 0, nil, nil, 30},
-		{"override below spec", 0, withSpec(i(45)), i(10), 10},
-		{"override above spec still wins first", 0, withSpec(i(45)), i(90), 90},
-		{"deletion grace", 0, deleting(20), nil, 20},
-		{"shortest of deletion and override", 0, deleting(20), i(5), 5},
+		{"spec", -1, withSpec(i(45)), nil, 45},
+		{"no spec: the API default", -1, withSpec(nil), nil, 30},
+		{"no pod: the API default", -1, nil, nil, 30},
+		{"override below spec", -1, withSpec(i(45)), i(10), 10},
+		{"override above spec still wins first", -1, withSpec(i(45)), i(90), 90},
+		{"deletion grace", -1, deleting(20), nil, 20},
+		{"shortest of deletion and override", -1, deleting(20), i(5), 5},
 		{"never lengthened", 10, deleting(20), i(30), 10},
 		{"shortened", 10, withSpec(i(45)), i(3), 3},
-		{"zero is one", 0, withSpec(i(45)), i(0), 1},
-		{"negative is one", 10, nil, i(-5), 1},
+		{"zero stops at once", -1, withSpec(i(45)), i(0), 0},
+		{"zero in the spec", -1, withSpec(i(0)), nil, 0},
+		{"zero in force is never lengthened", 0, withSpec(i(45)), i(5), 0},
+		{"negative is zero", 10, nil, i(-5), 0},
 	}
 	for _, tt := range tests {
-		if got := gracePeriod(tt.current, tt.pod, tt.override); got != tt.want {
+		if got := gracePeriod(max(tt.current, 0), tt.current >= 0, tt.pod, tt.override); got != tt.want {
 			t.Errorf("%s: gracePeriod = %d, want %d", tt.name, got, tt.want)
 		}
 	}

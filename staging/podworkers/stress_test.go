@@ -97,7 +97,7 @@ func (c *checkingSyncer) SyncPod(ctx context.Context, _ UpdateType, pod, _ *core
 func (c *checkingSyncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, grace int64, _ func(*corev1.PodStatus)) error {
 	c.enter(pod.UID, 1)
 	c.mu.Lock()
-	if g, ok := c.grace[pod.UID]; ok && grace > g || grace < 1 {
+	if g, ok := c.grace[pod.UID]; ok && grace > g || grace < 0 {
 		c.t.Errorf("%s: grace period %d after %d", pod.UID, grace, g)
 	}
 	c.grace[pod.UID] = grace

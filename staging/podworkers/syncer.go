@@ -33,7 +33,7 @@ type Syncer interface {
 	SyncPod(ctx context.Context, updateType UpdateType, pod, mirrorPod *corev1.Pod) (terminal bool, err error)
 
 	// SyncTerminatingPod stops every container of the pod, giving them
-	// gracePeriod seconds (at least 1). It must not return nil until no
+	// exactly gracePeriod seconds: 0 means at once. It must not return nil until no
 	// container of the pod can be running. statusFn, never nil, amends the
 	// final status the agent reports (for example an eviction's reason); the
 	// Syncer applies it to the status it computes.

@@ -51,6 +51,7 @@ type effects struct {
 	requeue   requeue           // put the pod in the work queue
 	notify    []chan<- struct{} // close these: the pod's containers are stopped
 	leaveGate bool              // the pod will not (or no longer) hold its full name
+	holdGate  bool              // the pod must hold its full name now if it is free
 	exit      bool              // the worker goroutine ends
 	forget    bool              // drop the record; the UID may start afresh
 	dequeue   bool              // drop the pod from the work queue
@@ -116,6 +117,9 @@ func onUpdate(s podState, u UpdatePodOptions) (podState, effects) {
 	if kill.Evict && !s.terminated {
 		s.evicted = true
 	}
+	if kill.MayBeRunning && u.Type == Kill && !s.started {
+		s.observedRuntime = true
+	}
 	became := !s.terminationRequested &&
 		(u.Type == Kill || in.pod == nil || in.pod.DeletionTimestamp != nil || isTerminalPhase(in.pod))
 	s.terminationRequested = s.terminationRequested || became
@@ -134,8 +138,8 @@ func onUpdate(s podState, u UpdatePodOptions) (podState, effects) {
 		if pod == nil {
 			pod = s.spec()
 		}
-		g := gracePeriod(s.gracePeriod, pod, kill.GracePeriodOverride)
-		shortened = s.gracePeriod != 0 && g < s.gracePeriod
+		g := gracePeriod(s.gracePeriod, !became, pod, kill.GracePeriodOverride)
+		shortened = !became && g < s.gracePeriod
 		s.gracePeriod = g
 	}
 	if s.terminationRequested {
@@ -149,8 +153,11 @@ func onUpdate(s podState, u UpdatePodOptions) (podState, effects) {
 	// A kill stops a SyncPod at once; a shorter grace period restarts a
 	// SyncTerminatingPod with it.
 	eff.cancel = became && s.inFlight == WorkSync || shortened && s.inFlight == WorkTerminating
-	// A static pod killed before it started will never hold its name.
-	eff.leaveGate = became && s.static && !s.started
+	// A static pod killed before it started will never hold its name,
+	// unless its containers may be running: then it holds the name until
+	// they are stopped.
+	eff.leaveGate = became && s.static && !s.started && !s.observedRuntime
+	eff.holdGate = s.terminationRequested && s.static && !s.started && s.observedRuntime
 	return s, eff
 }
 
@@ -203,7 +210,7 @@ func onDone(s podState, terminal bool, err error) (podState, effects) {
 	case work == WorkSync && terminal:
 		if !s.terminationRequested {
 			s.terminationRequested = true
-			s.gracePeriod = gracePeriod(0, s.last.pod, nil)
+			s.gracePeriod = gracePeriod(0, false, s.last.pod, nil)
 		}
 		s.requeueLast(&eff)
 		eff.requeue = requeueNow
@@ -242,7 +249,7 @@ func onHousekeep(s podState, desired bool) (podState, effects) {
 		eff = s.forget()
 	case !s.terminationRequested:
 		s.terminationRequested = true
-		s.gracePeriod = gracePeriod(0, s.spec(), nil)
+		s.gracePeriod = gracePeriod(0, false, s.spec(), nil)
 		eff.cancel = s.inFlight == WorkSync
 		s.requeueLast(&eff)
 	case s.inFlight == workNone:

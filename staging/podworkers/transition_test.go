@@ -39,6 +39,11 @@ func killDone(v int, ch chan struct{}) event {
 	return event{kind: evUpdate, update: UpdatePodOptions{Type: Kill, Pod: specV(v), Kill: &KillPodOptions{Completed: ch}}}
 }
 
+func killMayBeRunning(v int, grace int64) event {
+	return event{kind: evUpdate, update: UpdatePodOptions{Type: Kill, Pod: specV(v),
+		Kill: &KillPodOptions{GracePeriodOverride: &grace, MayBeRunning: true}}}
+}
+
 func runtimeKill() event {
 	return event{kind: evUpdate, update: UpdatePodOptions{Type: Kill, RuntimePod: &RuntimePod{UID: "a", Name: "web", Namespace: "default"}}}
 }
@@ -65,7 +70,7 @@ type view struct {
 	InFlight                              Work
 	Run                                   string // "work type v grace" or ""
 	Wake, Cancel, LeaveGate, Exit, Forget bool
-	Dequeue                               bool
+	HoldGate, Dequeue                     bool
 	Requeue                               requeue
 	Notified                              int
 }
@@ -75,7 +80,7 @@ func viewOf(s podState, eff effects) view {
 		Phase: s.phase(), Started: s.started, Requested: s.terminationRequested, TermStarted: s.terminationStarted,
 		Finished: s.finished, Deleted: s.deleted, Evicted: s.evicted, Restart: s.restartRequested,
 		Grace: s.gracePeriod, InFlight: s.inFlight,
-		Wake: eff.wake, Cancel: eff.cancel, LeaveGate: eff.leaveGate, Exit: eff.exit, Forget: eff.forget,
+		Wake: eff.wake, Cancel: eff.cancel, LeaveGate: eff.leaveGate, HoldGate: eff.holdGate, Exit: eff.exit, Forget: eff.forget,
 		Dequeue: eff.dequeue, Requeue: eff.requeue, Notified: len(eff.notify),
 	}
 	if s.hasPending {
@@ -205,9 +210,13 @@ func TestTransition(t *testing.T) {
 		want: view{Phase: PhaseTerminating, Started: true, Requested: true, TermStarted: true, Grace: 10,
 			InFlight: WorkTerminating, Pending: "kill v1", Wake: true},
 	}, {
-		name:   "a grace period of 0 becomes 1",
+		name:   "a grace period of 0 stays 0",
 		events: []event{upd(Create, 1), kill(1, 0)},
-		want:   view{Phase: PhaseTerminating, Requested: true, Grace: 1, Pending: "kill v1", Wake: true},
+		want:   view{Phase: PhaseTerminating, Requested: true, Grace: 0, Pending: "kill v1", Wake: true},
+	}, {
+		name:   "a grace period of 0 in force is never lengthened",
+		events: []event{upd(Create, 1), kill(1, 0), kill(1, 5)},
+		want:   view{Phase: PhaseTerminating, Requested: true, Grace: 0, Pending: "kill v1", Wake: true},
 	}, {
 		name:   "a static pod waits while the gate is shut",
 		static: true,
@@ -229,6 +238,28 @@ func TestTransition(t *testing.T) {
 		events: []event{upd(Create, 1), take, killDone(1, make(chan struct{})), take},
 		want: view{Phase: PhaseTerminated, Requested: true, TermStarted: true, Finished: true, Grace: 30,
 			Exit: true, LeaveGate: true, Dequeue: true, Notified: 1},
+	}, {
+		name:   "a static pod that may be running holds the gate from its kill",
+		static: true,
+		events: []event{killMayBeRunning(1, 3)},
+		want:   view{Phase: PhaseTerminating, Requested: true, Grace: 3, Pending: "kill v1", Wake: true, HoldGate: true},
+	}, {
+		name:   "a static pod that may be running is terminated, not skipped",
+		static: true,
+		events: []event{killMayBeRunning(1, 3), take},
+		want: view{Phase: PhaseTerminating, Started: true, Requested: true, TermStarted: true, Grace: 3,
+			InFlight: WorkTerminating, Run: "terminating kill v1 3"},
+	}, {
+		name:   "a waiting static pod that may be running stays in the gate",
+		static: true,
+		events: []event{upd(Create, 1), take, killMayBeRunning(1, 0)},
+		want:   view{Phase: PhaseTerminating, Requested: true, Grace: 0, Pending: "kill v1", Wake: true, HoldGate: true},
+	}, {
+		name:   "a static pod that may be running leaves the gate once cleaned up",
+		static: true,
+		events: []event{killMayBeRunning(1, 3), take, ok, take, ok},
+		want: view{Phase: PhaseTerminated, Started: true, Requested: true, TermStarted: true, Finished: true, Grace: 3,
+			Exit: true, LeaveGate: true, Dequeue: true},
 	}, {
 		name:   "a pod killed before its first sync is terminated, not started",
 		events: []event{upd(Create, 1), kill(1, -1), take},

@@ -62,6 +62,14 @@ type KillPodOptions struct {
 	// all kills are applied in the order the kills arrived, so a later kill
 	// overrides what an earlier one set.
 	StatusFunc func(*corev1.PodStatus)
+	// MayBeRunning says the pod's containers may be running although no
+	// worker of this process started them: a pod whose termination was
+	// under way when the agent restarted, killed again with its spec so
+	// that it is cleaned up in full. Such a pod is terminated even if it
+	// never synced here, and a static one holds its full name from this
+	// kill until its termination ends, so that no newer pod of that name
+	// starts beside its containers.
+	MayBeRunning bool
 	// Completed, if set, is closed once no container of the pod can run:
 	// when its termination has succeeded, or at once if it already has.
 	// Each kill needs its own channel. It is not closed if Run ends first.
