@@ -176,10 +176,15 @@ func (s *syncer) failed(uid types.UID, err error) error {
 	return err
 }
 
-// classify marks a sandbox that could not be created for want of a pod
-// network, so that the workers retry it soon. The runtime reports no
-// network readiness of its own; containerd's refusal names its CNI.
+// classify marks the failures the workers should retry soon rather than
+// after the full back-off: a sandbox that could not be created for want
+// of a pod network (the runtime reports no network readiness of its own;
+// containerd's refusal names its CNI), and a name still reserved by a
+// request in flight, typically one this agent made before it was killed.
 func classify(pod *corev1.Pod, err error) error {
+	if errors.Is(err, runtime.ErrNameReserved) {
+		return fmt.Errorf("%w: %w", podworkers.ErrTransient, err)
+	}
 	if pod.Spec.HostNetwork || !errors.Is(err, runtime.ErrCreateSandbox) {
 		return err
 	}

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -62,4 +64,36 @@ func running(s *runtime.PodStatus) bool {
 		}
 	}
 	return false
+}
+
+// Failures that clear within moments are marked for the workers' short
+// back-off; every other failure keeps the full one.
+func TestClassify(t *testing.T) {
+	pod := staticPod("web", "busybox", corev1.RestartPolicyAlways)
+	host := pod.DeepCopy()
+	host.Spec.HostNetwork = true
+	reserved := fmt.Errorf("%w: %w: name is reserved for x", runtime.ErrCreateSandbox, runtime.ErrNameReserved)
+	noCNI := fmt.Errorf("%w: cni plugin not initialized", runtime.ErrCreateSandbox)
+	for _, tc := range []struct {
+		name      string
+		pod       *corev1.Pod
+		err       error
+		transient bool
+		network   bool
+	}{
+		{"reserved name", pod, reserved, true, false},
+		{"reserved name, host network", host, reserved, true, false},
+		{"no CNI yet", pod, noCNI, false, true},
+		{"no CNI, host network", host, noCNI, false, false},
+		{"other refusal", pod, fmt.Errorf("%w: no space left", runtime.ErrCreateSandbox), false, false},
+		{"image pull", pod, runtime.ErrImagePull, false, false},
+	} {
+		err := classify(tc.pod, tc.err)
+		if errors.Is(err, podworkers.ErrTransient) != tc.transient || errors.Is(err, podworkers.ErrNetworkNotReady) != tc.network {
+			t.Errorf("%s: classify = %v, want transient=%v network=%v", tc.name, err, tc.transient, tc.network)
+		}
+		if !errors.Is(err, tc.err) {
+			t.Errorf("%s: classify lost the cause %v", tc.name, tc.err)
+		}
+	}
 }

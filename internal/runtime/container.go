@@ -36,7 +36,7 @@ func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	}
 	id, err := r.rt.CreateContainer(ctx, sandboxID, config, sandbox)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrCreateContainer, err)
+		return "", createError(ErrCreateContainer, err)
 	}
 	if err := r.rt.StartContainer(ctx, id); err != nil {
 		return id, fmt.Errorf("%w: %w", ErrStartContainer, err)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -30,7 +31,29 @@ var (
 	// ErrKillPod: some container or sandbox of the pod could not be stopped
 	// or removed.
 	ErrKillPod = errors.New("killing pod failed")
+	// ErrNameReserved: the runtime refused to create a sandbox or container
+	// because its name is reserved by a request still in progress, such as
+	// one an agent made just before it was killed. It clears as soon as
+	// that request ends; the next sync then finds what it created, if
+	// anything. It comes wrapped with ErrCreateSandbox or ErrCreateContainer.
+	ErrNameReserved = errors.New("name reserved by a request in progress")
 )
+
+// nameReserved tells containerd's refusal of a name a request in flight
+// has reserved ("failed to reserve sandbox name ...: name ... is reserved
+// for ..."); the CRI gives it no code of its own.
+func nameReserved(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "is reserved for")
+}
+
+// createError wraps a creation step's refusal with the step's error and,
+// for a reserved name, ErrNameReserved.
+func createError(step, err error) error {
+	if nameReserved(err) {
+		return fmt.Errorf("%w: %w: %w", step, ErrNameReserved, err)
+	}
+	return fmt.Errorf("%w: %w", step, err)
+}
 
 // BackoffError says that a crashed container waits out its back-off. It
 // matches ErrCrashLoopBackOff with errors.Is.

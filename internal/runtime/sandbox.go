@@ -80,7 +80,7 @@ func (r *Runtime) runSandbox(ctx context.Context, config *runtimeapi.PodSandboxC
 	}
 	id, err := r.rt.RunPodSandbox(ctx, config, r.opts.RuntimeHandler)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrCreateSandbox, err)
+		return "", createError(ErrCreateSandbox, err)
 	}
 	return id, nil
 }

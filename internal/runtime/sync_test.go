@@ -279,3 +279,26 @@ func TestSyncPodUnsupportedEnvFailsClearly(t *testing.T) {
 		t.Errorf("SyncPod error = %v, want ErrUnsupported", err)
 	}
 }
+
+// A name still reserved by a request in flight (an agent killed in the
+// middle of RunPodSandbox or CreateContainer) is told apart from other
+// refusals, so that the caller retries soon; other refusals are not.
+func TestNameReservedIsToldApart(t *testing.T) {
+	for _, tc := range []struct {
+		method   string
+		step     error
+		err      error
+		reserved bool
+	}{
+		{"RunPodSandbox", ErrCreateSandbox, errors.New(`failed to reserve sandbox name "web_default_u1_0": name "web_default_u1_0" is reserved for "4f2a"`), true},
+		{"RunPodSandbox", ErrCreateSandbox, errors.New("failed to setup network for sandbox"), false},
+		{"CreateContainer", ErrCreateContainer, errors.New(`failed to reserve container name "app_web_default_u1_0": name "app_web_default_u1_0" is reserved for "9c1e"`), true},
+	} {
+		w := newWorld(t)
+		w.cri.InjectError(tc.method, tc.err)
+		_, err := w.sync(newPod(), nil)
+		if !errors.Is(err, tc.step) || errors.Is(err, ErrNameReserved) != tc.reserved {
+			t.Errorf("%s refused with %q: SyncPod error = %v, want %v with reserved=%v", tc.method, tc.err, err, tc.step, tc.reserved)
+		}
+	}
+}

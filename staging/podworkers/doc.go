@@ -27,7 +27,8 @@
 //     in which case it holds the name until its termination has ended.
 //   - The work queue tells the agent when to sync each pod again: at once
 //     after a phase change, after a jittered resync interval when healthy,
-//     after a jittered backoff on errors (shorter for ErrNetworkNotReady).
+//     after a jittered backoff on errors (shorter for ErrNetworkNotReady and
+//     ErrTransient).
 //   - SyncKnownPods terminates workers of pods no longer desired and forgets
 //     finished ones; the queries (IsPodTerminationRequested,
 //     CouldHaveRunningContainers, ShouldPodContentBeRemoved,

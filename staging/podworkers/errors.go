@@ -23,4 +23,10 @@ var (
 	// is retried after Options.NetworkNotReadyBackoff instead of the longer
 	// BackoffPeriod, since the network usually comes up within seconds.
 	ErrNetworkNotReady = errors.New("network is not ready")
+
+	// ErrTransient is for the Syncer to wrap when a failure is known to
+	// clear within moments: the runtime still finishing a request made
+	// before the agent restarted, for example. It is retried after
+	// Options.NetworkNotReadyBackoff too.
+	ErrTransient = errors.New("transient failure")
 )

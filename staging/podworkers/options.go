@@ -36,7 +36,8 @@ type Options struct {
 	// again; never more than ResyncInterval. Default: DefaultBackoffPeriod.
 	BackoffPeriod time.Duration
 	// NetworkNotReadyBackoff replaces BackoffPeriod for failures that wrap
-	// ErrNetworkNotReady. Default: DefaultNetworkNotReadyBackoff.
+	// ErrNetworkNotReady or ErrTransient. Default:
+	// DefaultNetworkNotReadyBackoff.
 	NetworkNotReadyBackoff time.Duration
 	// Jitter lengthens each delay of the work queue, so that pods synced
 	// together drift apart instead of hitting the runtime at the same

@@ -186,7 +186,7 @@ func (p *PodWorkers) delay(r requeue) time.Duration {
 		return p.jitter(p.resync)
 	case requeueBackoff:
 		return p.jitter(p.backoff)
-	case requeueNetwork:
+	case requeueSoon:
 		return p.jitter(p.networkBackoff)
 	}
 	return 0

@@ -41,7 +41,7 @@ const (
 	requeueNow             // a phase changed
 	requeueResync          // healthy: after the resync interval
 	requeueBackoff         // failed: after the backoff period
-	requeueNetwork         // failed for want of a network: after a short backoff
+	requeueSoon            // failed for want of a network, or transiently: after a short backoff
 )
 
 type effects struct {
@@ -203,8 +203,8 @@ func onDone(s podState, terminal bool, err error) (podState, effects) {
 	switch {
 	case errors.Is(err, context.Canceled) && s.hasPending:
 		// Cancelled by the update now pending, which runs next.
-	case errors.Is(err, ErrNetworkNotReady):
-		eff.requeue = requeueNetwork
+	case errors.Is(err, ErrNetworkNotReady), errors.Is(err, ErrTransient):
+		eff.requeue = requeueSoon
 	case err != nil:
 		eff.requeue = requeueBackoff
 	case work == WorkSync && terminal:

@@ -49,15 +49,16 @@ func runtimeKill() event {
 }
 
 var (
-	take     = event{kind: evTake}
-	takeOpen = event{kind: evTake, gateOpen: true}
-	ok       = event{kind: evDone}
-	terminal = event{kind: evDone, terminal: true}
-	canceled = event{kind: evDone, err: context.Canceled}
-	failed   = event{kind: evDone, err: errors.New("boom")}
-	netDown  = event{kind: evDone, err: fmt.Errorf("cni: %w", ErrNetworkNotReady)}
-	orphaned = event{kind: evHousekeep}
-	desired  = event{kind: evHousekeep, desired: true}
+	take      = event{kind: evTake}
+	takeOpen  = event{kind: evTake, gateOpen: true}
+	ok        = event{kind: evDone}
+	terminal  = event{kind: evDone, terminal: true}
+	canceled  = event{kind: evDone, err: context.Canceled}
+	failed    = event{kind: evDone, err: errors.New("boom")}
+	netDown   = event{kind: evDone, err: fmt.Errorf("cni: %w", ErrNetworkNotReady)}
+	transient = event{kind: evDone, err: fmt.Errorf("name reserved: %w", ErrTransient)}
+	orphaned  = event{kind: evHousekeep}
+	desired   = event{kind: evHousekeep, desired: true}
 )
 
 // view is the part of a record and its effects a case states.
@@ -168,7 +169,11 @@ func TestTransition(t *testing.T) {
 	}, {
 		name:   "a network that is not ready backs off briefly",
 		events: []event{upd(Create, 1), take, netDown},
-		want:   view{Started: true, Requeue: requeueNetwork},
+		want:   view{Started: true, Requeue: requeueSoon},
+	}, {
+		name:   "a transient failure backs off briefly",
+		events: []event{upd(Create, 1), take, transient},
+		want:   view{Started: true, Requeue: requeueSoon},
 	}, {
 		name:   "a terminal SyncPod starts termination at once",
 		events: []event{upd(Create, 1), take, terminal},
