@@ -17,6 +17,10 @@ import (
 // A new file has no buckets and counts as schema 0. Opening a file runs, in
 // order, every migration from its version up to schemaVersion, all in one
 // transaction, so a crash mid-way leaves the file at its old version.
+//
+// meta/schema never moves: an agent reads it to refuse a file of a newer
+// schema, so every later schema must keep it where older agents look
+// (checkpointtest.SetSchema writes it there too).
 
 var (
 	bucketMeta = []byte("meta")
@@ -40,6 +44,11 @@ var migrations = []func(tx *bolt.Tx) error{
 
 // schemaVersion is what this build writes.
 var schemaVersion = uint32(len(migrations))
+
+// SchemaVersion is the newest schema this build reads, and the one it
+// writes: Open migrates an older file up to it and refuses a newer one
+// with ErrNewerSchema.
+func SchemaVersion() uint32 { return schemaVersion }
 
 // fileSchema reads a file's schema version; no meta bucket means 0.
 func fileSchema(tx *bolt.Tx) (uint32, error) {

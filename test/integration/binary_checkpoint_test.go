@@ -1,14 +1,20 @@
 package integration
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +23,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nodeagent/nodeagent/internal/checkpoint"
+	"github.com/nodeagent/nodeagent/internal/checkpoint/checkpointtest"
 	"github.com/nodeagent/nodeagent/internal/localapi"
 )
 
@@ -243,4 +251,122 @@ func TestBinaryCheckpointCorruptFileIsMovedAside(t *testing.T) {
 	if now := h.runningIDs("solid"); !maps.Equal(now, before) {
 		t.Errorf("the pod runs %v, want %v adopted from the runtime", now, before)
 	}
+}
+
+// A checkpoint left by a newer agent (a downgrade) is refused: the agent
+// exits 1 before serving anything, with a message that names the file and
+// both schema versions, and leaves the file as it was (same bytes, same
+// inode) and the pods running. Moving the file aside, as the message says,
+// lets it start from its sources and adopt the pods.
+func TestBinaryCheckpointNewerSchemaIsRefused(t *testing.T) {
+	h := newAgent(t)
+	h.writeManifest(testPod("kept", shContainer("main", sleepForever)))
+	h.waitPod("kept", "running", 60*time.Second, runningContainer("main"))
+	before := h.runningIDs("kept")
+	h.stop()
+
+	db := filepath.Join(h.dir, "root", "checkpoint.db")
+	current, newer := checkpoint.SchemaVersion(), checkpoint.SchemaVersion()+1
+	if err := checkpointtest.SetSchema(db, newer); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, output := h.runToExit(30 * time.Second)
+	if code != 1 {
+		t.Errorf("exit code %d, want 1 (failed to start)\n%s", code, output)
+	}
+	// The last line is what the operator reads on the terminal.
+	lines := strings.Split(strings.TrimSpace(output), "\n")
+	last := lines[len(lines)-1]
+	t.Logf("the agent says: %s", last)
+	words := strings.Fields(strings.NewReplacer(db, " ", ":", " ", ",", " ").Replace(last))
+	switch {
+	case !strings.HasPrefix(last, "nodeagent: "):
+		t.Errorf("the last line of the output is not the agent's error:\n%s", output)
+	case !strings.Contains(last, db):
+		t.Errorf("the error does not name the file %s: %s", db, last)
+	case !slices.Contains(words, strconv.Itoa(int(newer))) || !slices.Contains(words, strconv.Itoa(int(current))):
+		t.Errorf("the error does not name both schema versions (file %d, agent %d): %s", newer, current, last)
+	case !strings.Contains(last, "newer"):
+		t.Errorf("the error does not say the file is newer: %s", last)
+	}
+
+	after, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infoAfter, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, after) {
+		t.Error("the refused checkpoint's bytes changed")
+	}
+	if !os.SameFile(info, infoAfter) || !info.ModTime().Equal(infoAfter.ModTime()) || info.Mode() != infoAfter.Mode() {
+		t.Errorf("the refused checkpoint was replaced or touched: before %v %v %v, after %v %v %v",
+			info.Sys().(*syscall.Stat_t).Ino, info.ModTime(), info.Mode(), infoAfter.Sys().(*syscall.Stat_t).Ino, infoAfter.ModTime(), infoAfter.Mode())
+	}
+	if others, _ := filepath.Glob(db + "?*"); len(others) > 0 {
+		t.Errorf("the refusal left files beside the checkpoint: %v", others)
+	}
+	if _, err := os.Lstat(h.socket); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refusing agent created its local API socket: %v", err)
+	}
+	if now := h.runningIDs("kept"); !maps.Equal(now, before) {
+		t.Errorf("the pod runs %v after the refusal, want %v untouched", now, before)
+	}
+
+	// The operator's way out: the file moved aside, the agent starts from
+	// its sources and adopts what runs.
+	if err := os.Rename(db, db+".newer"); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	p := h.waitPod("kept", "adopted", 60*time.Second, runningContainer("main"))
+	if !p.Adopted || p.Restored {
+		t.Errorf("adopted=%v restored=%v, want adopted from the runtime, not restored", p.Adopted, p.Restored)
+	}
+	if now := h.runningIDs("kept"); !maps.Equal(now, before) {
+		t.Errorf("the pod runs %v after the start without the checkpoint, want %v adopted", now, before)
+	}
+}
+
+// runToExit runs the agent once over h's state, with the flags h.start
+// gives it, expecting it to exit on its own within timeout; it returns the
+// exit code and everything the agent printed.
+func (h *agentHarness) runToExit(timeout time.Duration) (int, string) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	args := append([]string{
+		"--manifest-dir", h.manifests,
+		"--cri-endpoint", env.CRIEndpoint,
+		"--node-name", h.node,
+		"--root-dir", filepath.Join(h.dir, "root"),
+		"--pod-log-dir", filepath.Join(h.dir, "logs"),
+		"--local-api-socket", h.socket,
+		"--serve-address", h.addr,
+		"-v", "2",
+	}, h.extraArgs...)
+	out, err := exec.CommandContext(ctx, nodeagentBinary(h.t), args...).CombinedOutput()
+	if ctx.Err() != nil {
+		h.t.Fatalf("the agent still ran %v after its start, want an exit\n%s", timeout, out)
+	}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(out)
+	case errors.As(err, &exit):
+		return exit.ExitCode(), string(out)
+	}
+	h.t.Fatalf("running the agent: %v", err)
+	return -1, ""
 }

@@ -105,7 +105,9 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		bolt, err := checkpoint.Open(o.CheckpointFile, checkpoint.Options{Logger: log.WithName("checkpoint")})
 		if err != nil {
 			if errors.Is(err, checkpoint.ErrNewerSchema) {
-				return fmt.Errorf("refusing to start: %w (a newer nodeagent wrote it; run that version, or move the file aside to start from the sources alone)", err)
+				// Nothing was written and no pod touched: say so, and
+				// give the operator both ways out.
+				return fmt.Errorf("refusing to start: %w; the file and the running pods are left as they are (run the newer nodeagent that wrote it, or move the file aside, keeping it for that version, to start from the sources alone and adopt what runs)", err)
 			}
 			return fmt.Errorf("opening the checkpoint: %w", err)
 		}
