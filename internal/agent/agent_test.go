@@ -90,8 +90,10 @@ func TestRemoveTerminatesAndCleansUp(t *testing.T) {
 		_, known := e.agent.Pod(pod.UID)
 		return !known && !e.rt.has(pod.UID)
 	})
-	if diff := cmp.Diff([]killCall{{UID: pod.UID, Grace: new(int64(7)), Spec: true}}, e.rt.killCalls()); diff != "" {
-		t.Errorf("KillPod calls (-want +got):\n%s", diff)
+	// Stopped with the grace period, then removed at once.
+	want := []killCall{{UID: pod.UID, Grace: new(int64(7)), Spec: true, Stop: true}, {UID: pod.UID, Grace: new(int64(0)), Spec: true}}
+	if diff := cmp.Diff(want, e.rt.killCalls()); diff != "" {
+		t.Errorf("StopPod and KillPod calls (-want +got):\n%s", diff)
 	}
 	for _, dir := range []string{filepath.Join(e.rootDir, "pods", string(pod.UID)), logs} {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -114,8 +116,8 @@ func TestDeleteKillsWithTheDeletionGracePeriod(t *testing.T) {
 	now := metav1.Now()
 	deleted.DeletionTimestamp, deleted.DeletionGracePeriodSeconds = &now, new(int64(3))
 	e.send(podtypes.DELETE, deleted)
-	e.eventually("the pod is killed", func() bool { return len(e.rt.killCalls()) == 1 && !e.rt.has(pod.UID) })
-	if g := e.rt.killCalls()[0].Grace; g == nil || *g != 3 {
+	e.eventually("the pod is killed", func() bool { return len(e.rt.stopCalls()) == 1 && !e.rt.has(pod.UID) })
+	if g := e.rt.stopCalls()[0].Grace; g == nil || *g != 3 {
 		t.Errorf("grace period = %v, want 3", g)
 	}
 	e.eventually("the worker has terminated", func() bool { return e.workerPhase(pod.UID) == "terminated" })
@@ -247,7 +249,7 @@ func TestDesiredAgainAfterRemovalStartsAfresh(t *testing.T) {
 	e.send(podtypes.REMOVE, pod)
 	e.send(podtypes.ADD, pod) // the same manifest put back: the same UID
 	e.eventually("the pod runs again", func() bool {
-		return len(e.rt.killCalls()) == 1 && e.rt.has(pod.UID) && e.phase(pod.UID) == corev1.PodRunning && e.workerPhase(pod.UID) == "sync"
+		return len(e.rt.stopCalls()) == 1 && e.rt.has(pod.UID) && e.phase(pod.UID) == corev1.PodRunning && e.workerPhase(pod.UID) == "sync"
 	})
 }
 

@@ -135,7 +135,7 @@ func TestTerminationResumesWithTheGraceLeft(t *testing.T) {
 	e.start()
 
 	e.eventually("the pod is stopped", func() bool { return !e.rt.has(pod.UID) })
-	calls := e.rt.killCalls()
+	calls := e.rt.stopCalls()
 	if len(calls) != 1 || calls[0].UID != pod.UID || calls[0].Grace == nil || *calls[0].Grace < 2 || *calls[0].Grace > 3 {
 		t.Fatalf("KillPod calls = %+v, want one for %s with 2-3s of grace left", calls, pod.UID)
 	}
@@ -162,8 +162,8 @@ func TestResumedTerminationHoldsTheName(t *testing.T) {
 	if calls := e.rt.syncCalls(edited.UID); len(calls) != 0 {
 		t.Fatalf("the new generation synced %d times while the old one was still stopping", len(calls))
 	}
-	if calls := e.rt.killCalls(); calls[0].UID != old.UID || !calls[0].Spec {
-		t.Fatalf("KillPod calls = %+v, want the old generation killed with its spec", calls)
+	if calls := e.rt.killCalls(); calls[0].UID != old.UID || !calls[0].Spec || !calls[0].Stop {
+		t.Fatalf("calls = %+v, want the old generation stopped with its spec", calls)
 	}
 	close(gate)
 	e.eventually("the new generation runs", func() bool { return e.phase(edited.UID) == corev1.PodRunning })
@@ -186,7 +186,7 @@ func TestTerminationPastItsDeadlineStopsAtOnce(t *testing.T) {
 	withCheckpoint(e, store, podtypes.FileSource)
 	e.start()
 	e.eventually("the pod is stopped", func() bool { return !e.rt.has(pod.UID) })
-	if calls := e.rt.killCalls(); len(calls) != 1 || calls[0].Grace == nil || *calls[0].Grace != 0 {
+	if calls := e.rt.stopCalls(); len(calls) != 1 || calls[0].Grace == nil || *calls[0].Grace != 0 {
 		t.Fatalf("KillPod calls = %+v, want one with no grace left", calls)
 	}
 }

@@ -44,6 +44,7 @@ type killCall struct {
 	UID   types.UID
 	Grace *int64 // nil: from the containers' annotations
 	Spec  bool   // a pod spec was given
+	Stop  bool   // StopPod: containers stopped, nothing removed
 }
 
 type syncCall struct {
@@ -151,9 +152,31 @@ func (f *fakeRuntime) SyncPod(_ context.Context, pod *corev1.Pod, _ runtime.Cont
 }
 
 func (f *fakeRuntime) KillPod(ctx context.Context, pod *corev1.Pod, running runtime.Pod, grace *int64) error {
+	if err := f.kill(ctx, killCall{UID: running.ID, Spec: pod != nil}, grace); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.pods, running.ID)
+	return nil
+}
+
+func (f *fakeRuntime) StopPod(ctx context.Context, pod *corev1.Pod, running runtime.Pod, grace *int64) error {
+	if err := f.kill(ctx, killCall{UID: running.ID, Spec: pod != nil, Stop: true}, grace); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.pods[running.ID]; ok {
+		clear(p.running)
+	}
+	return nil
+}
+
+// kill records a call and waits at killGate, if set.
+func (f *fakeRuntime) kill(ctx context.Context, call killCall, grace *int64) error {
 	f.mu.Lock()
 	gate := f.killGate
-	call := killCall{UID: running.ID, Spec: pod != nil}
 	if grace != nil {
 		call.Grace = new(*grace)
 	}
@@ -166,9 +189,6 @@ func (f *fakeRuntime) KillPod(ctx context.Context, pod *corev1.Pod, running runt
 			return ctx.Err()
 		}
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.pods, running.ID)
 	return nil
 }
 
@@ -233,6 +253,19 @@ func (f *fakeRuntime) killCalls() []killCall {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.kills)
+}
+
+// stopCalls are the StopPod calls: the terminations.
+func (f *fakeRuntime) stopCalls() []killCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []killCall
+	for _, c := range f.kills {
+		if c.Stop {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (f *fakeRuntime) syncCalls(uid types.UID) []syncCall {

@@ -15,23 +15,25 @@ import (
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
-// SyncTerminatingPod stops and removes every container and sandbox of the
-// pod, giving them exactly gracePeriod seconds, and stores its final
-// status.
+// SyncTerminatingPod stops every container of the pod, giving them exactly
+// gracePeriod seconds, and stores its final status. The sandboxes and the
+// stopped containers are left to SyncTerminatedPod: once no container
+// runs, the next pod of a static pod's full name may start, and need not
+// wait for them.
 func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, gracePeriod int64, statusFn func(*corev1.PodStatus)) error {
 	uid := pod.UID
 	s.enter(uid, phaseTerminating)
-	// The newest status observed before the kill: KillPod removes the
-	// containers, and with them what they ended with.
+	// The newest status observed before the stop: SyncTerminatedPod
+	// removes the containers, and with them what they ended with.
 	before, err := s.rt.GetPodStatus(ctx, uid)
 	if err != nil {
 		before, _ = s.cache.Get(uid)
 	}
 	grace := gracePeriod
-	if err := s.rt.KillPod(ctx, pod, runtime.Pod{ID: uid, Name: pod.Name, Namespace: pod.Namespace}, &grace); err != nil {
+	if err := s.rt.StopPod(ctx, pod, runtime.Pod{ID: uid, Name: pod.Name, Namespace: pod.Namespace}, &grace); err != nil {
 		return s.failed(uid, err)
 	}
-	s.timeline.Record(uid, timeline.KindRuntime, "KillPod: grace period %ds", grace)
+	s.timeline.Record(uid, timeline.KindRuntime, "StopPod: grace period %ds", grace)
 	st := status.Generate(status.Input{
 		Pod: pod, Runtime: stopped(before, s.clock.Now()), Terminal: true,
 		Previous: s.statuses.Status(uid), Now: s.clock.Now(),
@@ -60,12 +62,19 @@ func (s *syncer) SyncTerminatingRuntimePod(ctx context.Context, rp podworkers.Ru
 	return nil
 }
 
-// SyncTerminatedPod removes the pod's volumes once nothing of it runs. A
+// SyncTerminatedPod removes the pod's sandboxes and stopped containers from
+// the runtime, then its volumes, once none of its containers runs. A
 // pod its source still lists (one that completed) keeps its status and
 // logs until the source drops it; housekeeping removes them then.
-func (s *syncer) SyncTerminatedPod(_ context.Context, pod *corev1.Pod) error {
+func (s *syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 	uid := pod.UID
 	s.enter(uid, phaseTerminated)
+	// Nothing runs any more: stop the sandboxes and remove everything.
+	noGrace := int64(0)
+	if err := s.rt.KillPod(ctx, pod, runtime.Pod{ID: uid, Name: pod.Name, Namespace: pod.Namespace}, &noGrace); err != nil {
+		return s.failed(uid, err)
+	}
+	s.timeline.Record(uid, timeline.KindRuntime, "KillPod: sandboxes stopped, containers removed")
 	if err := s.vols.Cleanup(uid); err != nil {
 		return s.failed(uid, err)
 	}

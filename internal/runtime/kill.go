@@ -26,14 +26,44 @@ const defaultGracePeriod int64 = 30
 // after running was observed is killed too. The pod's crash-loop back-off
 // is forgotten; its log directory stays until GarbageCollect.
 func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, running Pod, gracePeriodOverride *int64) error {
+	uid, opts, err := killTarget(pod, running, gracePeriodOverride)
+	if err != nil {
+		return err
+	}
+	opts.remove = true
+	if err := r.stopPod(ctx, uid, opts); err != nil {
+		return err
+	}
+	r.backoff.forget(uid)
+	return nil
+}
+
+// StopPod stops every container of a pod, with the grace period as KillPod
+// gives it, and leaves the stopped containers and the sandboxes in place:
+// once it returns no container of the pod runs, and KillPod (typically
+// called later, off the path of whatever waited for the stop) stops the
+// sandboxes and removes everything. The pod's crash-loop back-off is kept
+// until then.
+func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, running Pod, gracePeriodOverride *int64) error {
+	uid, opts, err := killTarget(pod, running, gracePeriodOverride)
+	if err != nil {
+		return err
+	}
+	opts.containersOnly = true
+	return r.stopPod(ctx, uid, opts)
+}
+
+// killTarget returns the UID KillPod and StopPod act on and the grace
+// period they give.
+func killTarget(pod *corev1.Pod, running Pod, gracePeriodOverride *int64) (types.UID, stopOptions, error) {
 	uid := running.ID
 	if uid == "" && pod != nil {
 		uid = pod.UID
 	}
 	if uid == "" {
-		return fmt.Errorf("%w: neither the pod nor the running pod has a UID", ErrKillPod)
+		return "", stopOptions{}, fmt.Errorf("%w: neither the pod nor the running pod has a UID", ErrKillPod)
 	}
-	opts := stopOptions{remove: true}
+	var opts stopOptions
 	switch {
 	case gracePeriodOverride != nil:
 		opts.grace = max(*gracePeriodOverride, 0)
@@ -42,11 +72,7 @@ func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, running Pod, gra
 	default:
 		opts.graceFromAnnotations = true
 	}
-	if err := r.stopPod(ctx, uid, opts); err != nil {
-		return err
-	}
-	r.backoff.forget(uid)
-	return nil
+	return uid, opts, nil
 }
 
 // gracePeriod is the pod's grace period: the deletion's, or the spec's, or
@@ -69,6 +95,8 @@ type stopOptions struct {
 	graceFromAnnotations bool
 	// remove also removes the containers, sandboxes and cgroups.
 	remove bool
+	// containersOnly stops the containers and leaves the sandboxes running.
+	containersOnly bool
 }
 
 // stopPod stops everything of the pod the runtime holds.
@@ -88,6 +116,12 @@ func (r *Runtime) stopPod(ctx context.Context, uid types.UID, opts stopOptions) 
 		}
 	}
 	errs := r.stopContainers(ctx, kills, grace)
+	if opts.containersOnly {
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("pod %s: %w: %w", uid, ErrKillPod, err)
+		}
+		return nil
+	}
 	for _, sb := range sandboxes {
 		if err := r.rt.StopPodSandbox(ctx, sb.GetId()); err != nil && !isNotFound(err) {
 			errs = append(errs, fmt.Errorf("stopping sandbox %s: %w", sb.GetId(), err))

@@ -58,6 +58,50 @@ func TestKillPod(t *testing.T) {
 	}
 }
 
+// StopPod stops the containers and nothing else; KillPod later finishes
+// the job.
+func TestStopPodLeavesTheSandboxForKillPod(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod(withApp("side"))
+	w.mustSync(pod)
+	cgroups := w.makeCgroups("u1")
+	w.calls()
+
+	if err := w.rt.StopPod(context.Background(), pod, Pod{ID: "u1"}, ptr(int64(3))); err != nil {
+		t.Fatalf("StopPod: %v", err)
+	}
+	if got, want := w.calls(), []string{"StopContainer", "StopContainer"}; !cmp.Equal(got, want) {
+		t.Errorf("StopPod calls = %v, want %v", got, want)
+	}
+	for id, g := range w.cri.stops {
+		if g != 3 {
+			t.Errorf("container %s stopped with timeout %d, want 3", id, g)
+		}
+	}
+	st, err := w.rt.GetPodStatus(context.Background(), "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.RunningContainers()) != 0 || len(st.Sandboxes) != 1 || st.Sandboxes[0].State != SandboxReady {
+		t.Errorf("after StopPod: %d running containers, sandboxes %+v; want none running and the sandbox ready", len(st.RunningContainers()), st.Sandboxes)
+	}
+	for _, d := range cgroups {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("cgroup %s removed by StopPod: %v", d, err)
+		}
+	}
+
+	if err := w.rt.KillPod(context.Background(), pod, Pod{ID: "u1"}, ptr(int64(0))); err != nil {
+		t.Fatalf("KillPod: %v", err)
+	}
+	if got, want := w.calls(), []string{"StopPodSandbox", "RemoveContainer", "RemoveContainer", "RemovePodSandbox"}; !cmp.Equal(got, want) {
+		t.Errorf("KillPod after StopPod: calls = %v, want %v", got, want)
+	}
+	if n, m := len(w.cri.Sandboxes), len(w.cri.Containers); n+m != 0 {
+		t.Errorf("%d sandboxes and %d containers left", n, m)
+	}
+}
+
 // TestKillPodStopsContainersInParallel holds every StopContainer until all
 // of the pod's containers are being stopped: a serial kill would time out.
 func TestKillPodStopsContainersInParallel(t *testing.T) {

@@ -21,7 +21,8 @@
 //     shortening restarts a running termination with the shorter period.
 //     The grace period is honoured exactly: 0 stops the containers at once.
 //   - Static pods that share a full name start one at a time, in arrival
-//     order. When one finishes, the next starts at once; one killed while it
+//     order. When no container of one runs any more (its SyncTerminatingPod
+//     has succeeded), the next starts at once; one killed while it
 //     waits is skipped and never runs, unless its kill says it may be
 //     running (KillPodOptions.MayBeRunning: a pod from before a restart),
 //     in which case it holds the name until its termination has ended.

@@ -9,9 +9,10 @@ import (
 // startGate lets static pods that share a full name start one at a time,
 // in the order they arrived. Static pods are named by their manifest, so
 // an edited manifest yields a new UID with the old name; the new pod must
-// not start until the old one has finished (its containers stopped and its
-// resources released), or both would claim the same ports, mirror pod and
-// name.
+// not start until no container of the old one runs (SyncTerminatingPod has
+// succeeded), or both would claim the same ports, files and name. What
+// the old pod leaves to clean up (SyncTerminatedPod) belongs to its UID
+// alone, so the new one does not wait for it.
 //
 // The kubelet keeps the same two structures but lets a waiting pod find its
 // turn by polling on a 10 s backoff. Here the pod that leaves hands the name

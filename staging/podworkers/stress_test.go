@@ -105,8 +105,18 @@ func (c *checkingSyncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod
 	_, err := c.leave(ctx, pod.UID)
 	if err == nil {
 		c.advance(pod.UID, 2)
+		c.release(pod)
 	}
 	return err
+}
+
+// release frees the pod's full name once none of its containers runs.
+func (c *checkingSyncer) release(pod *corev1.Pod) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if name := podtypes.PodFullName(pod); c.holder[name] == pod.UID {
+		delete(c.holder, name)
+	}
 }
 
 func (c *checkingSyncer) SyncTerminatingRuntimePod(ctx context.Context, pod RuntimePod) error {
@@ -120,11 +130,6 @@ func (c *checkingSyncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod)
 	_, err := c.leave(ctx, pod.UID)
 	if err == nil {
 		c.advance(pod.UID, 3)
-		c.mu.Lock()
-		if name := podtypes.PodFullName(pod); c.holder[name] == pod.UID {
-			delete(c.holder, name)
-		}
-		c.mu.Unlock()
 	}
 	return err
 }

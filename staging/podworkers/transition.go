@@ -221,6 +221,9 @@ func onDone(s podState, terminal bool, err error) (podState, effects) {
 		eff.notify, s.notify, s.statusFns = s.notify, nil, nil
 		s.requeueLast(&eff)
 		eff.requeue = requeueNow
+		// No container of the pod runs: the next pod of its full name may
+		// start while this one is cleaned up.
+		eff.leaveGate = true
 	case work == WorkTerminatingRuntime:
 		// Nothing but containers was ever known of this pod: once they are
 		// stopped there is nothing to clean up or remember.

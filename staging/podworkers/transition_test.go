@@ -183,7 +183,7 @@ func TestTransition(t *testing.T) {
 		name:   "a successful termination notifies and moves on at once",
 		events: seq(running, []event{killDone(1, make(chan struct{})), take, ok}),
 		want: view{Phase: PhaseTerminated, Started: true, Requested: true, TermStarted: true, Grace: 30,
-			Pending: "kill v1", Wake: true, Requeue: requeueNow, Notified: 1},
+			Pending: "kill v1", Wake: true, Requeue: requeueNow, Notified: 1, LeaveGate: true},
 	}, {
 		name:   "a failed termination backs off and keeps its waiters",
 		events: seq(running, []event{killDone(1, make(chan struct{})), take, failed}),
