@@ -2,6 +2,9 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -124,5 +127,55 @@ func TestBinaryInitContainerRunsFirst(t *testing.T) {
 	}
 	if !(times["first"][1] <= times["second"][0] && times["second"][1] <= times["app"][0]) {
 		t.Errorf("CRI start/finish times (ns) = %v; want first, then second, then app", times)
+	}
+}
+
+// Removing a manifest stops its containers with exactly the pod's grace
+// period: with 2 s a container's TERM trap runs, with 0 the container is
+// killed at once and never sees TERM (the kubelet would still give it a
+// second or two). The trap leaves its mark in a hostPath directory, which
+// outlives the pod.
+func TestBinaryRemovalHonoursTheGracePeriod(t *testing.T) {
+	h := newAgent(t)
+	marks := t.TempDir()
+	for _, grace := range []int64{2, 0} {
+		name := fmt.Sprintf("grace-%d", grace)
+		pod := testPod(name, corev1.Container{
+			Name: "main", Image: env.BusyboxImage, ImagePullPolicy: corev1.PullNever,
+			Command:      []string{"sh", "-c", "trap 'touch /marks/" + name + "; exit 0' TERM; touch /marks/" + name + ".ready; while true; do sleep 0.1; done"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "marks", MountPath: "/marks"}},
+		})
+		pod.Spec.TerminationGracePeriodSeconds = &grace
+		pod.Spec.Volumes = []corev1.Volume{{Name: "marks", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: marks}}}}
+		h.writeManifest(pod)
+	}
+	for _, name := range []string{"grace-2", "grace-0"} {
+		h.waitPod(name, "running", 60*time.Second, runningContainer("main"))
+		deadline := time.Now().Add(10 * time.Second)
+		for _, err := os.Stat(filepath.Join(marks, name+".ready")); err != nil; _, err = os.Stat(filepath.Join(marks, name+".ready")) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the container never set its trap: %v", name, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		wantTERM bool
+	}{{"grace-2", true}, {"grace-0", false}} {
+		start := time.Now()
+		h.removeManifest(tc.name)
+		deadline := time.Now().Add(60 * time.Second)
+		for len(h.containers(tc.name, true)) > 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: still running 60s after its manifest was removed", tc.name)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Logf("%s: removed -> stopped in %v", tc.name, time.Since(start).Round(time.Millisecond))
+		_, err := os.Stat(filepath.Join(marks, tc.name))
+		if sawTERM := err == nil; sawTERM != tc.wantTERM {
+			t.Errorf("%s: the container saw TERM: %v, want %v", tc.name, sawTERM, tc.wantTERM)
+		}
 	}
 }
