@@ -346,17 +346,7 @@ func (h *agentHarness) runToExit(timeout time.Duration) (int, string) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	args := append([]string{
-		"--manifest-dir", h.manifests,
-		"--cri-endpoint", env.CRIEndpoint,
-		"--node-name", h.node,
-		"--root-dir", filepath.Join(h.dir, "root"),
-		"--pod-log-dir", filepath.Join(h.dir, "logs"),
-		"--local-api-socket", h.socket,
-		"--serve-address", h.addr,
-		"-v", "2",
-	}, h.extraArgs...)
-	out, err := exec.CommandContext(ctx, nodeagentBinary(h.t), args...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, nodeagentBinary(h.t), h.args()...).CombinedOutput()
 	if ctx.Err() != nil {
 		h.t.Fatalf("the agent still ran %v after its start, want an exit\n%s", timeout, out)
 	}

@@ -118,16 +118,10 @@ func freeAddress(t testing.TB) string {
 	return l.Addr().String()
 }
 
-// start runs a new nodeagent process and waits until its local API answers.
-func (h *agentHarness) start() {
-	h.t.Helper()
-	h.starts++
-	logPath := filepath.Join(h.dir, fmt.Sprintf("agent-%d.log", h.starts))
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	args := append([]string{
+// args are the flags every start of the agent gets: h's state, then the
+// test's own.
+func (h *agentHarness) args() []string {
+	return append([]string{
 		"--manifest-dir", h.manifests,
 		"--cri-endpoint", env.CRIEndpoint,
 		"--node-name", h.node,
@@ -137,7 +131,18 @@ func (h *agentHarness) start() {
 		"--serve-address", h.addr,
 		"-v", "2",
 	}, h.extraArgs...)
-	cmd := exec.Command(nodeagentBinary(h.t), args...)
+}
+
+// start runs a new nodeagent process and waits until its local API answers.
+func (h *agentHarness) start() {
+	h.t.Helper()
+	h.starts++
+	logPath := filepath.Join(h.dir, fmt.Sprintf("agent-%d.log", h.starts))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cmd := exec.Command(nodeagentBinary(h.t), h.args()...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)
