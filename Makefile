@@ -19,10 +19,9 @@ test: verify test-unit test-integration
 bench:
 	hack/bench.sh
 
-# bin/nodeagent, with its version stamped in.
+# bin/nodeagent, built as it ships (hack/build.sh says how).
 build:
-	mkdir -p bin
-	go build -o bin/nodeagent -ldflags "-X k8s.io/component-base/version/verflag.programName=nodeagent -X k8s.io/component-base/version.gitVersion=v0.0.0-$$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" ./cmd/nodeagent
+	hack/build.sh bin/nodeagent
 
 # nodeagent in the foreground on examples/manifests, against the local
 # containerd, with its state under /var/lib/nodeagent-run (needs root).

@@ -30,10 +30,7 @@ env_file=$(hack/containerd-up.sh)
 source "$env_file"
 
 log "run: building bin/nodeagent"
-mkdir -p bin
-go build -o bin/nodeagent \
-  -ldflags "-X k8s.io/component-base/version/verflag.programName=nodeagent -X k8s.io/component-base/version.gitVersion=v0.0.0-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-  ./cmd/nodeagent
+hack/build.sh bin/nodeagent
 
 # The examples name the busybox image by the tag this machine's
 # busybox-static gives it; if the local tag differs, run copies with it.

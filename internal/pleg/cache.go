@@ -95,12 +95,12 @@ func (c *Cache) holds(uid types.UID, rec podRecord) bool {
 		return false
 	}
 	for _, sb := range e.status.Sandboxes {
-		if st, ok := rec.sandboxes[sb.ID]; !ok || st != sb.State {
+		if st, ok := stateOf(rec.sandboxes, sb.ID); !ok || st != sb.State {
 			return false
 		}
 	}
 	for _, ct := range e.status.Containers {
-		if st, ok := rec.containers[ct.ID]; !ok || st != ct.State {
+		if st, ok := stateOf(rec.containers, ct.ID); !ok || st != ct.State {
 			return false
 		}
 	}

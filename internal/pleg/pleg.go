@@ -77,7 +77,6 @@ func New(opts Options) (*PLEG, error) {
 		clock:         opts.Clock,
 		cache:         NewCache(),
 		events:        make(chan PodLifecycleEvent, opts.EventBuffer),
-		previous:      snapshot{},
 		reinspect:     map[types.UID]bool{},
 	}, nil
 }
@@ -157,7 +156,7 @@ func (p *PLEG) relist(ctx context.Context) {
 	for _, uid := range uids {
 		// A worker that acted on the pod stored the status it fetched
 		// afterwards; if that shows what this relist saw, it is current.
-		if !p.reinspect[uid] && p.cache.holds(uid, current[uid]) {
+		if !p.reinspect[uid] && p.cache.holds(uid, current.get(uid)) {
 			continue
 		}
 		status, err := p.runtime.GetPodStatus(ctx, uid)

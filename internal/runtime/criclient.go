@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/experimental"
 	grpcstatus "google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -60,7 +61,9 @@ func dialCRI(ctx context.Context, endpoint string, connectTimeout, requestTimeou
 	}
 	conn, err := grpc.NewClient("unix://"+path,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize),
+			grpc.ForceCodecV2(criCodec{})),
+		experimental.WithBufferPool(criBufferPool))
 	if err != nil {
 		return nil, nil, fmt.Errorf("CRI endpoint %s: %w: %w", endpoint, ErrRuntimeUnavailable, err)
 	}

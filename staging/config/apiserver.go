@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -19,8 +18,13 @@ import (
 // APIServerOptions configure an APIServerSource. All but Logger are
 // required.
 type APIServerOptions struct {
-	// Client reads pods, normally as the node's identity.
-	Client   kubernetes.Interface
+	// Pods reads the pods of every namespace, normally
+	// clientset.CoreV1().Pods(metav1.NamespaceAll) of a clientset with the
+	// node's identity. The reflector asks for a streaming list (watch-list)
+	// when client-go's WatchListClient feature is on, unless Pods has a
+	// method IsWatchListSemanticsUnSupported() bool that returns true, as
+	// client-go's fakes do; wrap a fake's pod client to say so.
+	Pods     PodListerWatcher
 	NodeName string
 	Sink     Sink
 	Logger   logr.Logger
@@ -37,8 +41,8 @@ type APIServerSource struct {
 // missing option.
 func NewAPIServerSource(opts APIServerOptions) (*APIServerSource, error) {
 	switch {
-	case opts.Client == nil:
-		return nil, errors.New("config: APIServerOptions.Client is required")
+	case opts.Pods == nil:
+		return nil, errors.New("config: APIServerOptions.Pods is required")
 	case opts.NodeName == "":
 		return nil, errors.New("config: APIServerOptions.NodeName is required")
 	case opts.Sink == nil:
@@ -51,7 +55,7 @@ func NewAPIServerSource(opts APIServerOptions) (*APIServerSource, error) {
 // reflector re-lists on its own after watch failures.
 func (s *APIServerSource) Run(ctx context.Context) error {
 	selector := fields.OneTermEqualSelector("spec.nodeName", s.opts.NodeName).String()
-	pods := s.opts.Client.CoreV1().Pods(metav1.NamespaceAll)
+	pods := s.opts.Pods
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = selector
@@ -76,7 +80,9 @@ func (s *APIServerSource) Run(ctx context.Context) error {
 		}
 	}
 	store := cache.NewUndeltaStore(push, cache.MetaNamespaceKeyFunc)
-	r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, s.opts.Client),
+	// Whether watch-list may be used is a property of the pod client, so the
+	// reflector asks it (see APIServerOptions.Pods).
+	r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, pods),
 		&corev1.Pod{}, store, cache.ReflectorOptions{Name: "nodeagent-apiserver-source"})
 	r.RunWithContext(logr.NewContext(ctx, s.log))
 	return nil

@@ -7,9 +7,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
+
+// fakePods is the fake clientset's pod client of every namespace. Like
+// the fake clientset, it tells the reflector that it cannot stream lists
+// (watch-list), which the fake's tracker does not implement.
+type fakePods struct{ typedcorev1.PodInterface }
+
+func newFakePods(cs *fake.Clientset) fakePods {
+	return fakePods{cs.CoreV1().Pods(metav1.NamespaceAll)}
+}
+
+func (fakePods) IsWatchListSemanticsUnSupported() bool { return true }
 
 func boundPod(name, uid string) *corev1.Pod {
 	p := testPod(name, uid)
@@ -24,7 +36,7 @@ func TestAPIServerSourceSendsSnapshots(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cs := fake.NewClientset(boundPod("a", "ua"))
 	m := NewMerger(MergerOptions{Buffer: 100})
-	src, err := NewAPIServerSource(APIServerOptions{Client: cs, NodeName: testNode, Sink: m})
+	src, err := NewAPIServerSource(APIServerOptions{Pods: newFakePods(cs), NodeName: testNode, Sink: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +91,7 @@ func TestAPIServerSourceEmptyNodeIsReady(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sink := make(chanSink, 10)
-	src, err := NewAPIServerSource(APIServerOptions{Client: fake.NewClientset(), NodeName: testNode, Sink: sink})
+	src, err := NewAPIServerSource(APIServerOptions{Pods: newFakePods(fake.NewClientset()), NodeName: testNode, Sink: sink})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +109,8 @@ func TestAPIServerSourceEmptyNodeIsReady(t *testing.T) {
 
 func TestNewAPIServerSourceNeedsItsOptions(t *testing.T) {
 	sink := chanSink(make(chan podtypes.PodUpdate))
-	cs := fake.NewClientset()
-	for _, opts := range []APIServerOptions{{NodeName: "n", Sink: sink}, {Client: cs, Sink: sink}, {Client: cs, NodeName: "n"}} {
+	pods := newFakePods(fake.NewClientset())
+	for _, opts := range []APIServerOptions{{NodeName: "n", Sink: sink}, {Pods: pods, Sink: sink}, {Pods: pods, NodeName: "n"}} {
 		if _, err := NewAPIServerSource(opts); err == nil {
 			t.Errorf("NewAPIServerSource(%+v) succeeded", opts)
 		}

@@ -4,8 +4,10 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -17,6 +19,16 @@ type Sink interface {
 	// afterwards. It blocks until the update is applied and its
 	// notifications are delivered, or ctx ends.
 	Merge(ctx context.Context, update podtypes.PodUpdate) error
+}
+
+// PodListerWatcher lists and watches pods: the part of client-go's typed
+// pod client that the apiserver source uses, so that
+// clientset.CoreV1().Pods(metav1.NamespaceAll) is one without this package
+// importing the clientset (and the scheme of every API group it
+// registers). The source sets the field selector of the options it passes.
+type PodListerWatcher interface {
+	List(ctx context.Context, opts metav1.ListOptions) (*corev1.PodList, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
 
 // EventRecorder is the part of client-go's record.EventRecorder that the

@@ -62,7 +62,7 @@ func TestAPIServerSource(t *testing.T) {
 	})
 
 	merger := config.NewMerger(config.MergerOptions{Mode: config.Incremental})
-	src, err := config.NewAPIServerSource(config.APIServerOptions{Client: env.NodeClient, NodeName: env.NodeName, Sink: merger})
+	src, err := config.NewAPIServerSource(config.APIServerOptions{Pods: env.NodeClient.CoreV1().Pods(metav1.NamespaceAll), NodeName: env.NodeName, Sink: merger})
 	if err != nil {
 		t.Fatal(err)
 	}

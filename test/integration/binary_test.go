@@ -38,8 +38,8 @@ var (
 	buildErr  error
 )
 
-// nodeagentBinary builds cmd/nodeagent once per test process, into a
-// fixed directory that the next run overwrites.
+// nodeagentBinary builds cmd/nodeagent once per test process, with
+// hack/build.sh, into a fixed directory that the next run overwrites.
 func nodeagentBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -48,10 +48,11 @@ func nodeagentBinary(t testing.TB) string {
 			return
 		}
 		builtPath = filepath.Join(dir, "nodeagent")
-		cmd := exec.Command("go", "build", "-o", builtPath, "./cmd/nodeagent")
+		// Built as it ships, so that what the tests measure is that.
+		cmd := exec.Command("bash", "hack/build.sh", builtPath)
 		cmd.Dir = env.RepoRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/nodeagent: %v\n%s", err, out)
+			buildErr = fmt.Errorf("hack/build.sh: %v\n%s", err, out)
 		}
 	})
 	if buildErr != nil {

@@ -40,6 +40,9 @@ type Options struct {
 
 	LocalAPISocket string
 	ServeAddress   string
+	Profiling      bool
+
+	GCPercent int
 
 	Logging *logsapi.LoggingConfiguration
 }
@@ -58,6 +61,7 @@ func NewOptions() *Options {
 		RelistInterval:        time.Second,
 		HousekeepingInterval:  2 * time.Second,
 		ServeAddress:          "127.0.0.1:10258",
+		GCPercent:             50,
 		Logging:               logsapi.NewLoggingConfiguration(),
 	}
 }
@@ -86,6 +90,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 	fs.StringVar(&o.LocalAPISocket, "local-api-socket", o.LocalAPISocket, "unix socket of the local API (mode 0600) (default: <root-dir>/nodeagent.sock)")
 	fs.StringVar(&o.ServeAddress, "serve-address", o.ServeAddress, "host:port serving /healthz, /readyz and /metrics over plain HTTP; empty disables it. Keep it on loopback unless the network is trusted")
+
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "also serve Go's pprof profiles under /debug/pprof/ on --serve-address")
+	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, "how far the heap may grow, in percent of the live heap, before Go collects it (Go's GOGC, whose own default is 100): lower uses less memory and more CPU. The GOGC environment variable, if set, wins")
 
 	logsapi.AddFlags(o.Logging, fs)
 }
@@ -144,6 +151,9 @@ func (o *Options) Validate() error {
 			bad("%s must be positive, not %v", name, d)
 		}
 	}
+	if o.GCPercent <= 0 {
+		bad("--gc-percent must be positive, not %d", o.GCPercent)
+	}
 	if len(o.LocalAPISocket) >= 104 {
 		bad("--local-api-socket %q is too long for a unix socket (max 103 bytes)", o.LocalAPISocket)
 	}
@@ -151,6 +161,8 @@ func (o *Options) Validate() error {
 		if _, _, err := net.SplitHostPort(o.ServeAddress); err != nil {
 			bad("--serve-address %q: %v", o.ServeAddress, err)
 		}
+	} else if o.Profiling {
+		bad("--profiling needs a --serve-address to serve on")
 	}
 	return errors.Join(errs...)
 }

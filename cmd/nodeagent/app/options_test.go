@@ -45,6 +45,7 @@ func TestDefaults(t *testing.T) {
 		"pod-log-dir":      {o.PodLogDir, "/var/log/pods"},
 		"cgroup-root":      {o.CgroupRoot, "/nodeagent"},
 		"sync-frequency":   {o.SyncFrequency, time.Minute},
+		"gc-percent":       {o.GCPercent, 50},
 	}
 	for name, c := range checks {
 		if c[0] != c[1] {
@@ -114,11 +115,11 @@ func TestConfigFileErrors(t *testing.T) {
 
 func TestValidateNamesEveryBadFlag(t *testing.T) {
 	_, err := parseArgs(t, "--node-name=Bad_Name", "--sync-frequency=0s", "--manifest-url-header=novalue",
-		"--root-dir=relative", "--serve-address=nope")
+		"--root-dir=relative", "--serve-address=nope", "--gc-percent=0")
 	if err == nil {
 		t.Fatal("bad flags accepted")
 	}
-	for _, want := range []string{"no pod source", "--node-name", "--sync-frequency", "--manifest-url-header", "--root-dir", "--serve-address"} {
+	for _, want := range []string{"no pod source", "--node-name", "--sync-frequency", "--manifest-url-header", "--root-dir", "--serve-address", "--gc-percent"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %s:\n%v", want, err)
 		}
@@ -139,5 +140,15 @@ func TestURLHeader(t *testing.T) {
 	}
 	if h.Get("Authorization") != "Bearer a:b" || len(h.Values("X-A")) != 2 {
 		t.Errorf("header = %v", h)
+	}
+}
+
+func TestProfilingNeedsAServeAddress(t *testing.T) {
+	if _, err := parseArgs(t, "--manifest-dir=/m", "--serve-address=", "--profiling"); err == nil {
+		t.Error("--profiling without --serve-address was accepted")
+	}
+	o, err := parseArgs(t, "--manifest-dir=/m", "--profiling")
+	if err != nil || !o.Profiling {
+		t.Errorf("--profiling on the default address: profiling %v, error %v", o.Profiling, err)
 	}
 }

@@ -12,7 +12,8 @@ import (
 	"k8s.io/component-base/metrics"
 )
 
-// serving answers /healthz, /readyz and /metrics over plain HTTP.
+// serving answers /healthz, /readyz and /metrics over plain HTTP, and
+// /debug/pprof/ when profiling is on.
 type serving struct {
 	l   net.Listener
 	srv *http.Server
@@ -21,7 +22,7 @@ type serving struct {
 
 // newServing binds addr at once, so that a taken port fails the start
 // with a clear error instead of a part failing later.
-func newServing(addr string, reg metrics.KubeRegistry, ready func() error, log logr.Logger) (*serving, error) {
+func newServing(addr string, reg metrics.KubeRegistry, ready func() error, profiling bool, log logr.Logger) (*serving, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--serve-address %s: %w", addr, err)
@@ -38,6 +39,9 @@ func newServing(addr string, reg metrics.KubeRegistry, ready func() error, log l
 		fmt.Fprintln(w, "ok")
 	})
 	mux.Handle("GET /metrics", metrics.HandlerFor(reg, metrics.HandlerOpts{}))
+	if profiling {
+		addProfiling(mux)
+	}
 	return &serving{
 		l:   l,
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},

@@ -31,6 +31,7 @@ import (
 //	                               |
 //	                             checkpoint (bbolt, <root-dir>/checkpoint.db)
 func Run(ctx context.Context, o *Options, log logr.Logger) error {
+	setGCPercent(o.GCPercent, log)
 	for _, dir := range []string{o.RootDir, o.PodLogDir} {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return fmt.Errorf("creating %s: %w", dir, err)
@@ -151,7 +152,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 
 	var serve *serving
 	if o.ServeAddress != "" {
-		if serve, err = newServing(o.ServeAddress, reg, ready, log); err != nil {
+		if serve, err = newServing(o.ServeAddress, reg, ready, o.Profiling, log); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,43 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"k8s.io/component-base/metrics"
+)
+
+// TestProfilingIsServedOnlyWhenAsked: the pprof handlers tell whoever
+// reaches the serve address what the agent holds, so they are off unless
+// --profiling turns them on.
+func TestProfilingIsServedOnlyWhenAsked(t *testing.T) {
+	for _, profiling := range []bool{false, true} {
+		s, err := newServing("127.0.0.1:0", metrics.NewKubeRegistry(), func() error { return nil }, profiling, logr.Discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		want := http.StatusNotFound
+		if profiling {
+			want = http.StatusOK
+		}
+		for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/goroutine?debug=1"} {
+			resp, err := http.Get("http://" + s.l.Addr().String() + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("profiling %v: GET %s = %d, want %d", profiling, path, resp.StatusCode, want)
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}
+}
