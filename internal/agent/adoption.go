@@ -17,14 +17,14 @@ import (
 // changes nothing of what it does.
 type adoptionRuntime struct {
 	Runtime
-	onAdopt func()
+	onAdopt func(uid types.UID, running int)
 
 	mu      sync.Mutex
 	synced  map[types.UID]bool
 	adopted map[types.UID]bool
 }
 
-func newAdoptionRuntime(rt Runtime, onAdopt func()) *adoptionRuntime {
+func newAdoptionRuntime(rt Runtime, onAdopt func(uid types.UID, running int)) *adoptionRuntime {
 	return &adoptionRuntime{Runtime: rt, onAdopt: onAdopt, synced: map[types.UID]bool{}, adopted: map[types.UID]bool{}}
 }
 
@@ -36,13 +36,14 @@ func (r *adoptionRuntime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts r
 	r.mu.Lock()
 	first := !r.synced[pod.UID]
 	r.synced[pod.UID] = true
-	adopted := first && len(status.RunningContainers()) > 0 && keptAll(res)
+	running := len(status.RunningContainers())
+	adopted := first && running > 0 && keptAll(res)
 	if adopted {
 		r.adopted[pod.UID] = true
 	}
 	r.mu.Unlock()
 	if adopted {
-		r.onAdopt()
+		r.onAdopt(pod.UID, running)
 	}
 	return res, err
 }

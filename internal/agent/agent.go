@@ -53,7 +53,10 @@ func New(opts Options) (*Agent, error) {
 		metrics:  m,
 		ckpt:     newCheckpointer(opts.Checkpoint, opts.Clock, log.WithName("checkpoint")),
 	}
-	a.adoption = newAdoptionRuntime(opts.Runtime, m.adopted.Inc)
+	a.adoption = newAdoptionRuntime(opts.Runtime, func(uid types.UID, running int) {
+		m.adopted.Inc()
+		a.timeline.Record(uid, timeline.KindRuntime, "adopted: %d running container(s) from before the restart kept", running)
+	})
 	a.pleg, err = pleg.New(pleg.Options{Runtime: opts.Runtime, Interval: opts.RelistInterval, Logger: opts.Logger, Clock: opts.Clock})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,6 +89,16 @@ func TestRestoreWhileTheSourceIsSilent(t *testing.T) {
 		info, _ := e.agent.Pod(c.pod.UID)
 		if !info.Restored || info.Adopted != c.adopted {
 			t.Errorf("pod %s: restored=%v adopted=%v, want restored and adopted=%v", c.pod.Name, info.Restored, info.Adopted, c.adopted)
+		}
+		// The timeline says so too, for an operator reading one pod.
+		var restoredSaid, adoptedSaid bool
+		for _, en := range e.agent.Timeline(c.pod.UID) {
+			restoredSaid = restoredSaid || strings.HasPrefix(en.Message, "restored from the checkpoint")
+			adoptedSaid = adoptedSaid || strings.HasPrefix(en.Message, "adopted:")
+		}
+		if !restoredSaid || adoptedSaid != c.adopted {
+			t.Errorf("pod %s: the timeline says restored=%v adopted=%v, want restored and adopted=%v: %v",
+				c.pod.Name, restoredSaid, adoptedSaid, c.adopted, e.agent.Timeline(c.pod.UID))
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
+	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
@@ -101,6 +102,7 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 		c.mu.Lock()
 		c.restored[rec.UID] = true
 		c.mu.Unlock()
+		a.timeline.Record(rec.UID, timeline.KindSeen, "restored from the checkpoint (source %s, accepted %s)", rec.Source, rec.Updated.Format(time.RFC3339))
 		bySource[rec.Source] = append(bySource[rec.Source], rec.Pod)
 		res.Restored++
 	}
@@ -127,6 +129,7 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 // of the same name, restored or read from the source, waits for it.
 func (a *Agent) resume(rec checkpoint.PodRecord, deadline time.Time) {
 	a.ckpt.remember(rec)
+	a.timeline.Record(rec.UID, timeline.KindWorker, "resuming a termination from before the restart (deadline %s)", deadline.Format(time.RFC3339))
 	left := max(0, int64(math.Ceil(deadline.Sub(a.ckpt.clock.Now()).Seconds())))
 	a.log.Info("Checkpoint: resuming a termination", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID,
 		"deadline", deadline, "gracePeriodLeft", left)
