@@ -55,7 +55,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	a.adoption = newAdoptionRuntime(opts.Runtime, func(uid types.UID, running int) {
 		m.adopted.Inc()
-		a.timeline.Record(uid, timeline.KindRuntime, "adopted: %d running container(s) from before the restart kept", running)
+		a.timeline.Record(uid, timeline.KindWorker, "adopted: %d running container(s) from before the restart kept", running)
 	})
 	a.pleg, err = pleg.New(pleg.Options{Runtime: opts.Runtime, Interval: opts.RelistInterval, Logger: opts.Logger, Clock: opts.Clock})
 	if err != nil {

@@ -44,7 +44,7 @@ type killCall struct {
 	UID   types.UID
 	Grace *int64 // nil: from the containers' annotations
 	Spec  bool   // a pod spec was given
-	Stop  bool   // StopPod: containers stopped, nothing removed
+	Stop  bool   // StopPod: containers and sandboxes stopped, nothing removed
 }
 
 type syncCall struct {
@@ -169,6 +169,9 @@ func (f *fakeRuntime) StopPod(ctx context.Context, pod *corev1.Pod, running runt
 	defer f.mu.Unlock()
 	if p, ok := f.pods[running.ID]; ok {
 		clear(p.running)
+		for i := range p.sandboxes {
+			p.sandboxes[i].State = runtime.SandboxNotReady
+		}
 	}
 	return nil
 }

@@ -16,10 +16,10 @@ import (
 )
 
 // SyncTerminatingPod stops every container of the pod, giving them exactly
-// gracePeriod seconds, and stores its final status. The sandboxes and the
-// stopped containers are left to SyncTerminatedPod: once no container
+// gracePeriod seconds, then its sandboxes, and stores its final status.
+// Removing them is left to SyncTerminatedPod: once nothing of the pod
 // runs, the next pod of a static pod's full name may start, and need not
-// wait for them.
+// wait for that.
 func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, gracePeriod int64, statusFn func(*corev1.PodStatus)) error {
 	uid := pod.UID
 	s.enter(uid, phaseTerminating)
@@ -69,12 +69,12 @@ func (s *syncer) SyncTerminatingRuntimePod(ctx context.Context, rp podworkers.Ru
 func (s *syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 	uid := pod.UID
 	s.enter(uid, phaseTerminated)
-	// Nothing runs any more: stop the sandboxes and remove everything.
+	// Nothing runs any more: remove everything.
 	noGrace := int64(0)
 	if err := s.rt.KillPod(ctx, pod, runtime.Pod{ID: uid, Name: pod.Name, Namespace: pod.Namespace}, &noGrace); err != nil {
 		return s.failed(uid, err)
 	}
-	s.timeline.Record(uid, timeline.KindRuntime, "KillPod: sandboxes stopped, containers removed")
+	s.timeline.Record(uid, timeline.KindRuntime, "KillPod: containers and sandboxes removed")
 	if err := s.vols.Cleanup(uid); err != nil {
 		return s.failed(uid, err)
 	}

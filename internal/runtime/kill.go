@@ -39,17 +39,15 @@ func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, running Pod, gra
 }
 
 // StopPod stops every container of a pod, with the grace period as KillPod
-// gives it, and leaves the stopped containers and the sandboxes in place:
-// once it returns no container of the pod runs, and KillPod (typically
-// called later, off the path of whatever waited for the stop) stops the
-// sandboxes and removes everything. The pod's crash-loop back-off is kept
-// until then.
+// gives it, then its sandboxes, and leaves them in place: once it returns
+// nothing of the pod runs, and KillPod (typically called later, off the
+// path of whatever waited for the stop) removes what is left. The pod's
+// crash-loop back-off is kept until then.
 func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, running Pod, gracePeriodOverride *int64) error {
 	uid, opts, err := killTarget(pod, running, gracePeriodOverride)
 	if err != nil {
 		return err
 	}
-	opts.containersOnly = true
 	return r.stopPod(ctx, uid, opts)
 }
 
@@ -95,8 +93,6 @@ type stopOptions struct {
 	graceFromAnnotations bool
 	// remove also removes the containers, sandboxes and cgroups.
 	remove bool
-	// containersOnly stops the containers and leaves the sandboxes running.
-	containersOnly bool
 }
 
 // stopPod stops everything of the pod the runtime holds.
@@ -116,12 +112,6 @@ func (r *Runtime) stopPod(ctx context.Context, uid types.UID, opts stopOptions) 
 		}
 	}
 	errs := r.stopContainers(ctx, kills, grace)
-	if opts.containersOnly {
-		if err := errors.Join(errs...); err != nil {
-			return fmt.Errorf("pod %s: %w: %w", uid, ErrKillPod, err)
-		}
-		return nil
-	}
 	for _, sb := range sandboxes {
 		if err := r.rt.StopPodSandbox(ctx, sb.GetId()); err != nil && !isNotFound(err) {
 			errs = append(errs, fmt.Errorf("stopping sandbox %s: %w", sb.GetId(), err))

@@ -58,9 +58,9 @@ func TestKillPod(t *testing.T) {
 	}
 }
 
-// StopPod stops the containers and nothing else; KillPod later finishes
-// the job.
-func TestStopPodLeavesTheSandboxForKillPod(t *testing.T) {
+// StopPod stops the containers, then the sandbox, and removes nothing;
+// KillPod later finishes the job.
+func TestStopPodLeavesRemovalToKillPod(t *testing.T) {
 	w := newWorld(t)
 	pod := newPod(withApp("side"))
 	w.mustSync(pod)
@@ -70,7 +70,7 @@ func TestStopPodLeavesTheSandboxForKillPod(t *testing.T) {
 	if err := w.rt.StopPod(context.Background(), pod, Pod{ID: "u1"}, ptr(int64(3))); err != nil {
 		t.Fatalf("StopPod: %v", err)
 	}
-	if got, want := w.calls(), []string{"StopContainer", "StopContainer"}; !cmp.Equal(got, want) {
+	if got, want := w.calls(), []string{"StopContainer", "StopContainer", "StopPodSandbox"}; !cmp.Equal(got, want) {
 		t.Errorf("StopPod calls = %v, want %v", got, want)
 	}
 	for id, g := range w.cri.stops {
@@ -82,8 +82,9 @@ func TestStopPodLeavesTheSandboxForKillPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.RunningContainers()) != 0 || len(st.Sandboxes) != 1 || st.Sandboxes[0].State != SandboxReady {
-		t.Errorf("after StopPod: %d running containers, sandboxes %+v; want none running and the sandbox ready", len(st.RunningContainers()), st.Sandboxes)
+	if len(st.RunningContainers()) != 0 || len(st.Containers) != 2 || len(st.Sandboxes) != 1 || st.Sandboxes[0].State != SandboxNotReady {
+		t.Errorf("after StopPod: %d containers (%d running), sandboxes %+v; want both kept but stopped and the sandbox not ready",
+			len(st.Containers), len(st.RunningContainers()), st.Sandboxes)
 	}
 	for _, d := range cgroups {
 		if _, err := os.Stat(d); err != nil {
