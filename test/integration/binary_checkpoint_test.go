@@ -222,13 +222,20 @@ func TestBinaryCheckpointKill9DuringTermination(t *testing.T) {
 	}
 }
 
+// agentRunning starts the agent with one static pod of that name and
+// returns it once the pod runs, with its running container IDs.
+func agentRunning(t *testing.T, name string) (*agentHarness, map[string]string) {
+	t.Helper()
+	h := newAgent(t)
+	h.writeManifest(testPod(name, shContainer("main", sleepForever)))
+	h.waitPod(name, "running", 60*time.Second, runningContainer("main"))
+	return h, h.runningIDs(name)
+}
+
 // A checkpoint file that is not one is moved aside with a clear log line,
 // and the agent starts from its sources.
 func TestBinaryCheckpointCorruptFileIsMovedAside(t *testing.T) {
-	h := newAgent(t)
-	h.writeManifest(testPod("solid", shContainer("main", sleepForever)))
-	h.waitPod("solid", "running", 60*time.Second, runningContainer("main"))
-	before := h.runningIDs("solid")
+	h, before := agentRunning(t, "solid")
 
 	h.kill9()
 	db := filepath.Join(h.dir, "root", "checkpoint.db")
@@ -259,10 +266,7 @@ func TestBinaryCheckpointCorruptFileIsMovedAside(t *testing.T) {
 // inode) and the pods running. Moving the file aside, as the message says,
 // lets it start from its sources and adopt the pods.
 func TestBinaryCheckpointNewerSchemaIsRefused(t *testing.T) {
-	h := newAgent(t)
-	h.writeManifest(testPod("kept", shContainer("main", sleepForever)))
-	h.waitPod("kept", "running", 60*time.Second, runningContainer("main"))
-	before := h.runningIDs("kept")
+	h, before := agentRunning(t, "kept")
 	h.stop()
 
 	db := filepath.Join(h.dir, "root", "checkpoint.db")
