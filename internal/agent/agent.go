@@ -79,7 +79,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	a.loop = &syncLoop{
 		updates: opts.Updates, events: a.pleg.Events(), pods: a.pods, workers: a.workers,
-		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval,
+		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval, ckpt: a.ckpt,
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
 		housekeeper: &housekeeper{
 			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,

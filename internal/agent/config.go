@@ -60,7 +60,7 @@ func (l *syncLoop) change(pod *corev1.Pod) { l.upsert(pod, podworkers.Update) }
 // requested is killed instead.
 func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 	l.pods.UpdatePod(pod) // AddPod is the same operation
-	l.housekeeper.ckpt.accepted(pod)
+	l.ckpt.accepted(pod)
 	if podtypes.IsMirrorPod(pod) {
 		l.mirrorChanged(pod)
 		return
@@ -84,7 +84,7 @@ func (l *syncLoop) remove(pod *corev1.Pod) {
 // kill stops the pod; the workers take the shortest of the grace period in
 // force, the pod's deletion grace period and its spec's.
 func (l *syncLoop) kill(pod *corev1.Pod) {
-	if l.housekeeper.ckpt.wasRestored(pod.UID) {
+	if l.ckpt.wasRestored(pod.UID) {
 		// A restored pod may be running from before the restart, though its
 		// worker has not started it yet: say so first, or the workers would
 		// take a static pod killed before it started for one that never ran.

@@ -24,6 +24,7 @@ type syncLoop struct {
 	pods         *podmanager.Manager
 	workers      *podworkers.PodWorkers
 	housekeeper  *housekeeper
+	ckpt         *checkpointer
 	timeline     *timeline.Log
 	clock        clock.WithTicker
 	due          time.Duration
