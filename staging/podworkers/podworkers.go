@@ -14,14 +14,14 @@ import (
 // SyncTerminatedPod with one goroutine per pod UID. It is safe for
 // concurrent use. Create it with New and run it with Run.
 type PodWorkers struct {
-	syncer         Syncer
-	clock          clock.PassiveClock
-	log            logr.Logger
-	metrics        Metrics
-	resync         time.Duration
-	backoff        time.Duration
-	networkBackoff time.Duration
-	jitter         func(time.Duration) time.Duration
+	syncer       Syncer
+	clock        clock.PassiveClock
+	log          logr.Logger
+	metrics      Metrics
+	resync       time.Duration
+	backoff      time.Duration
+	shortBackoff time.Duration // for ErrNetworkNotReady and ErrTransient
+	jitter       func(time.Duration) time.Duration
 
 	// mu guards everything below, and every worker's fields.
 	mu         sync.Mutex
@@ -58,17 +58,17 @@ func New(opts Options) (*PodWorkers, error) {
 		return nil, err
 	}
 	return &PodWorkers{
-		syncer:         opts.Syncer,
-		clock:          opts.Clock,
-		log:            opts.Logger,
-		metrics:        opts.Metrics,
-		resync:         opts.ResyncInterval,
-		backoff:        opts.BackoffPeriod,
-		networkBackoff: opts.NetworkNotReadyBackoff,
-		jitter:         opts.Jitter,
-		workers:        map[types.UID]*worker{},
-		gate:           newStartGate(),
-		queue:          newWorkQueue(),
+		syncer:       opts.Syncer,
+		clock:        opts.Clock,
+		log:          opts.Logger,
+		metrics:      opts.Metrics,
+		resync:       opts.ResyncInterval,
+		backoff:      opts.BackoffPeriod,
+		shortBackoff: opts.NetworkNotReadyBackoff,
+		jitter:       opts.Jitter,
+		workers:      map[types.UID]*worker{},
+		gate:         newStartGate(),
+		queue:        newWorkQueue(),
 	}, nil
 }
 
@@ -187,7 +187,7 @@ func (p *PodWorkers) delay(r requeue) time.Duration {
 	case requeueBackoff:
 		return p.jitter(p.backoff)
 	case requeueSoon:
-		return p.jitter(p.networkBackoff)
+		return p.jitter(p.shortBackoff)
 	}
 	return 0
 }

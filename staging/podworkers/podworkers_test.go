@@ -22,7 +22,7 @@ func TestNewOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []time.Duration{pw.resync, pw.backoff, pw.networkBackoff}
+	got := []time.Duration{pw.resync, pw.backoff, pw.shortBackoff}
 	if diff := cmp.Diff([]time.Duration{time.Minute, 10 * time.Second, time.Second}, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
