@@ -69,6 +69,15 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 		l.kill(pod)
 		return
 	}
+	if final := l.ckpt.finalStatus(pod.UID); final != nil {
+		// It completed before a restart of the agent: its worker gets it
+		// with its final status, which it takes for a termination, so the
+		// UID never runs again; leftovers from before are cleaned up.
+		done := pod.DeepCopy()
+		done.Status = *final
+		l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: done, Kill: &podworkers.KillPodOptions{MayBeRunning: true}})
+		return
+	}
 	l.update(podworkers.UpdatePodOptions{Type: typ, Pod: pod, MirrorPod: l.mirrorOf(pod)})
 }
 
@@ -78,6 +87,9 @@ func (l *syncLoop) remove(pod *corev1.Pod) {
 		l.mirrorChanged(pod)
 		return
 	}
+	// A completed pod has nothing left to terminate: forget it now, so
+	// that its manifest put back runs it afresh, as any re-added pod.
+	l.ckpt.forgetCompleted(pod.UID)
 	l.kill(pod)
 }
 

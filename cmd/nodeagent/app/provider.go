@@ -83,3 +83,5 @@ func (p *apiProvider) HTTPError() (string, error) {
 }
 
 func (p *apiProvider) Ready() error { return p.ready() }
+
+func (p *apiProvider) Problems() []string { return p.agent.Problems() }
