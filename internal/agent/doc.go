@@ -64,5 +64,8 @@
 // source is down or not yet read. The source's first full set then wins: the
 // merger compares it with what it holds, so a pod the source no longer
 // lists is terminated and forgotten. A termination under way at the crash
-// resumes with the time left until its recorded deadline.
+// resumes with the time left until its recorded deadline. A pod that
+// completed (Succeeded or Failed while its source still listed it) is
+// restored with its final status and never runs again under its UID;
+// removing its manifest forgets it, so that putting it back runs it afresh.
 package agent
