@@ -95,7 +95,7 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 	for _, rec := range keep {
 		name := podtypes.PodFullName(rec.Pod)
 		if names[name] {
-			a.resume(rec, now.Add(time.Duration(specGrace(rec.Pod))*time.Second))
+			a.resume(rec, now.Add(time.Duration(podtypes.GracePeriod(rec.Pod))*time.Second))
 			res.Resumed++
 			continue
 		}
@@ -147,11 +147,4 @@ func (a *Agent) resume(rec checkpoint.PodRecord, deadline time.Time) {
 	if err != nil {
 		a.log.Error(err, "Checkpoint: resuming a termination", "podUID", rec.UID)
 	}
-}
-
-func specGrace(pod *corev1.Pod) int64 {
-	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-		return *g
-	}
-	return corev1.DefaultTerminationGracePeriodSeconds
 }

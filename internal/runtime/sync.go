@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // ActionKind names one step SyncPod took.
@@ -72,7 +74,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			reason = p.DoneReason
 		}
 		log.V(1).Info("stopping pod", "reason", reason)
-		err := r.stopPod(ctx, pod.UID, stopOptions{grace: gracePeriod(pod)})
+		err := r.stopPod(ctx, pod.UID, stopOptions{grace: podtypes.GracePeriod(pod)})
 		res.add(Action{Kind: ActionKillPod, Reason: reason, Err: err})
 		if err != nil {
 			return res, err
@@ -99,7 +101,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 	}
 
 	if len(p.Kill) > 0 {
-		errs := r.stopContainers(ctx, p.Kill, gracePeriod(pod))
+		errs := r.stopContainers(ctx, p.Kill, podtypes.GracePeriod(pod))
 		for i, k := range p.Kill {
 			res.add(Action{Kind: ActionKillContainer, Container: k.Name, ID: k.ID, Reason: k.Reason, Err: errs[i]})
 		}
