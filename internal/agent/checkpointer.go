@@ -112,7 +112,7 @@ func (c *checkpointer) accepted(pod *corev1.Pod) {
 	if ok && old.Hash == hash {
 		return
 	}
-	rec := &checkpoint.PodRecord{UID: pod.UID, Source: src, Hash: hash, Pod: pod,
+	rec := &checkpoint.PodRecord{UID: pod.UID, Source: src, Origin: podtypes.ConfigOrigin(pod), Hash: hash, Pod: pod,
 		Phase: checkpoint.Running, Updated: c.clock.Now()}
 	if ok {
 		rec.Phase, rec.Deadline, rec.Final = old.Phase, old.Deadline, old.Final

@@ -6,35 +6,25 @@ import (
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/staging/config"
-	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // apiProvider shows the agent and the config sources to the local API.
 type apiProvider struct {
-	agent   *agent.Agent
-	file    *config.FileSource // nil without --manifest-dir
-	http    *config.HTTPSource // nil without --manifest-url
-	url     string
-	origins *originIndex // nil without --manifest-dir
-	ready   func() error
+	agent *agent.Agent
+	file  *config.FileSource // nil without --manifest-dir
+	http  *config.HTTPSource // nil without --manifest-url
+	url   string
+	ready func() error
 }
 
 var _ localapi.Provider = (*apiProvider)(nil)
 
 func newAPIProvider(ag *agent.Agent, file *config.FileSource, http *config.HTTPSource, o *Options, ready func() error) *apiProvider {
-	p := &apiProvider{agent: ag, file: file, http: http, url: o.ManifestURL, ready: ready}
-	if file != nil {
-		p.origins = newOriginIndex(o.ManifestDir, o.NodeName)
-	}
-	return p
+	return &apiProvider{agent: ag, file: file, http: http, url: o.ManifestURL, ready: ready}
 }
 
 func (p *apiProvider) Pods() []localapi.PodInfo {
 	pods := p.agent.Pods()
-	var origins map[types.UID]string
-	if p.origins != nil {
-		origins = p.origins.snapshot()
-	}
 	out := make([]localapi.PodInfo, 0, len(pods))
 	for _, in := range pods {
 		info := localapi.PodInfo{
@@ -43,16 +33,9 @@ func (p *apiProvider) Pods() []localapi.PodInfo {
 			WorkerPhase: in.WorkerPhase,
 			Source:      string(in.Source),
 			ConfigHash:  in.ConfigHash,
+			Origin:      in.Origin,
 			Restored:    in.Restored,
 			Adopted:     in.Adopted,
-		}
-		switch in.Source {
-		case podtypes.FileSource:
-			if in.Pod != nil {
-				info.Origin = origins[in.Pod.UID]
-			}
-		case podtypes.HTTPSource:
-			info.Origin = p.url
 		}
 		out = append(out, info)
 	}
