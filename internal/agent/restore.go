@@ -34,6 +34,10 @@ type RestoreResult struct {
 	// Forgotten records belonged to sources no longer configured, or to
 	// pods whose termination had ended.
 	Forgotten int
+	// Holders maps the full name of each restored pod of the file source
+	// to its manifest's path: the file that held the name before the
+	// restart (config.FileOptions.Holders).
+	Holders map[string]string
 }
 
 // Restore brings back the static pods of the checkpoint. Call it after New
@@ -100,6 +104,12 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 			continue
 		}
 		names[name] = true
+		if rec.Source == podtypes.FileSource && rec.Origin != "" {
+			if res.Holders == nil {
+				res.Holders = map[string]string{}
+			}
+			res.Holders[name] = rec.Origin
+		}
 		c.markRestored(rec.UID)
 		if rec.Final != nil {
 			// It completed: its final status is reported, and the workers

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"maps"
 	"path/filepath"
 	"sync"
@@ -43,6 +42,11 @@ type FileOptions struct {
 	MaxFileBytes int64
 	// RetryMax caps the backoff while Path does not exist; default 5s.
 	RetryMax time.Duration
+	// Holders maps pod full names to the file that held each before a
+	// restart (the agent's checkpoint knows): when two files define one
+	// name, the one that held it keeps it, as it would have had the agent
+	// not restarted.
+	Holders  map[string]string
 	Recorder EventRecorder
 	Logger   logr.Logger
 	Clock    clock.Clock
@@ -101,7 +105,7 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		opts:      opts,
 		log:       opts.Logger.WithName("file-source").WithValues("path", opts.Path),
 		nodeRef:   nodeReference(opts.NodeName),
-		state:     newFileState(),
+		state:     newFileState(opts.Holders),
 		published: make(map[string]error),
 	}, nil
 }
@@ -130,83 +134,72 @@ func (s *FileSource) candidate(name string) bool {
 	return !isEditorArtifact(name) && hasExtension(name, s.opts.Extensions)
 }
 
-// refresh re-reads one file and reports whether the accepted pods changed.
+// refresh re-reads one file and reports whether what it defines changed.
+// Which pods are accepted is resolve's to decide, once every file due has
+// been read.
 func (s *FileSource) refresh(path string) bool {
 	data, res, err := readManifestFile(path, s.opts.MaxFileBytes)
 	switch res {
 	case readAbsent:
-		return s.forget(path)
+		return s.state.drop(path) || s.Err(path) != nil
 	case readFailed:
 		e := s.state.entry(path)
-		e.read, e.held = false, nil
-		s.setError(path, e, err)
-		return false
+		changed := e.read || e.invalid == nil || e.invalid.Error() != err.Error()
+		e.read, e.parsed, e.invalid = false, nil, err
+		return changed
 	}
 	e := s.state.entry(path)
 	sum := sha256.Sum256(data)
 	if e.read && sum == e.sum {
 		return false // unchanged content: same pods, or the same refusal
 	}
-	e.sum, e.read, e.held = sum, true, nil
-	pods, err := ParseManifest(data, ParseOptions{
+	e.sum, e.read = sum, true
+	e.parsed, e.invalid = ParseManifest(data, ParseOptions{
 		NodeName: s.opts.NodeName, Source: podtypes.FileSource, Origin: path, Now: s.opts.Clock.Now(),
 	})
-	if err != nil {
-		s.setError(path, e, err)
-		return false
-	}
-	if holder, full := s.state.conflict(path, pods); holder != "" {
-		e.held = pods
-		s.setError(path, e, &ManifestError{Origin: path, Reason: ReasonDuplicate,
-			Detail: fmt.Sprintf("pod full name %s is already defined by %s", full, holder)})
-		return false
-	}
-	if s.state.accept(path, pods) {
-		s.acceptHeld()
-	}
-	s.clearError(path)
 	return true
 }
 
-// forget drops a file that is gone and reports whether pods went with it.
+// forget drops a file that is gone and reports whether anything went with it.
 func (s *FileSource) forget(path string) bool {
-	hadPods := s.state.drop(path)
-	s.clearError(path)
-	if hadPods {
-		s.acceptHeld()
-	}
-	return hadPods
+	return s.state.drop(path) || s.Err(path) != nil
 }
 
-// acceptHeld accepts held pods whose full names are free now, files in
-// lexical order.
-func (s *FileSource) acceptHeld() {
-	for again := true; again; {
-		again = false
-		for _, path := range s.state.paths() {
-			e := s.state.entries[path]
-			if e.held == nil {
-				continue
-			}
-			if holder, _ := s.state.conflict(path, e.held); holder != "" {
-				continue
-			}
-			s.log.Info("Accepting a manifest whose pod name was freed", "file", path)
-			again = s.state.accept(path, e.held) || again
+// resolve decides which pods are accepted (see fileState.resolve),
+// publishes each file's refusal, and reports whether the accepted pods
+// changed.
+func (s *FileSource) resolve() bool {
+	changed := s.state.resolve()
+	for path := range s.publishedPaths() {
+		if _, ok := s.state.entries[path]; !ok {
 			s.clearError(path)
 		}
 	}
+	for _, path := range s.state.paths() {
+		e := s.state.entries[path]
+		if e.err != nil {
+			s.setError(path, e, e.err)
+		} else {
+			s.clearError(path)
+		}
+	}
+	return changed
+}
+
+func (s *FileSource) publishedPaths() map[string]error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.published)
 }
 
 func (s *FileSource) setError(path string, e *fileEntry, err error) {
-	same := e.err != nil && e.err.Error() == err.Error()
-	e.err = err
-	if same {
-		return
-	}
 	s.mu.Lock()
+	old := s.published[path]
 	s.published[path] = err
 	s.mu.Unlock()
+	if old != nil && old.Error() == err.Error() {
+		return
+	}
 	reason := reasonOf(err)
 	kept := len(e.pods)
 	s.log.Error(err, "Refusing manifest", "file", path, "reason", reason, "keptPods", kept)

@@ -122,7 +122,7 @@ func (s *FileSource) scan(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, ent := range ents { // lexical order: the first file wins a name
+		for _, ent := range ents {
 			if !s.candidate(ent.Name()) {
 				continue
 			}
@@ -136,7 +136,7 @@ func (s *FileSource) scan(ctx context.Context) error {
 			changed = s.forget(path) || changed
 		}
 	}
-	if changed || !s.sent {
+	if changed && s.resolve() || !s.sent {
 		return s.emit(ctx)
 	}
 	return ctx.Err()
@@ -271,7 +271,7 @@ func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile,
 		due = append(due, p)
 		changed = s.refresh(path) || changed
 	}
-	if changed {
+	if changed && s.resolve() {
 		if err := s.emit(ctx); err != nil {
 			return 0, err
 		}
