@@ -24,7 +24,12 @@
 // that holds the name keeps it while it defines it (so a running pod is
 // never displaced; FileOptions.Holders carries this across a restart), a
 // name nobody holds goes to the file whose path sorts first, and the other
-// file is refused with an error naming both. The HTTP source polls; the apiserver source
+// file is refused with an error naming both. A read that looks transient
+// (a file that held pods gone, or empty, or changing while read) is looked
+// at again after SettleDelay before it counts, so a tool that truncates or
+// deletes and rewrites a manifest never stops its pod; and one file's pods
+// change at most once per ChangeInterval (1 s), with its newest content,
+// so a file rewritten in a loop cannot make its pod flap. The HTTP source polls; the apiserver source
 // is a reflector over the pods bound to this node. It takes a
 // PodListerWatcher, which a clientset's CoreV1().Pods(metav1.NamespaceAll)
 // is, rather than the clientset: this package does not import the

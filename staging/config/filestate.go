@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -26,6 +27,8 @@ type fileEntry struct {
 	// err is why the file's current content is refused (invalid, or a
 	// full name another file holds); nil if accepted.
 	err error
+	// changedAt is when the content last changed after its first read.
+	changedAt time.Time
 }
 
 // fileState is the file source's view of its directory. Only the source's
