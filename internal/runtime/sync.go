@@ -123,9 +123,16 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			errs = append(errs, wait)
 			continue
 		}
-		restarts := 0
-		if s.Previous != nil {
-			restarts = s.Previous.RestartCount + 1
+		restarts := s.Previous.nextRestartCount()
+		if s.Previous != nil && s.Previous.State == ContainerStateCreated {
+			// Never started (an agent killed while creating it, or a start
+			// that failed): it must not run later beside its replacement.
+			err := r.rt.RemoveContainer(ctx, s.Previous.ID)
+			if err != nil && !isNotFound(err) {
+				res.add(Action{Kind: ActionStartContainer, Container: c.Name, Reason: s.Reason, Err: err})
+				errs = append(errs, fmt.Errorf("container %q: removing the instance that never started: %w", c.Name, err))
+				continue
+			}
 		}
 		id, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, mounts[c.Name], env)
 		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err})
