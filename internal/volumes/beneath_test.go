@@ -30,8 +30,8 @@ func volumeLayout(t *testing.T) (vol, outside string) {
 		}
 	}
 	for link, target := range map[string]string{
-		"abs":           outside,               // absolute, out
-		"rel":           "../outside",          // relative, out
+		"abs":           outside,      // absolute, out
+		"rel":           "../outside", // relative, out
 		"deep":          "dir/sub/../../../outside",
 		"chain1":        "chain2", // a chain whose last link leaves
 		"chain2":        "chain3",

@@ -35,9 +35,9 @@ const subPathsDir = "volume-subpaths"
 
 // subPathMounter makes the subPath mounts of one pod during one Setup.
 type subPathMounter struct {
-	base    string          // <real pods dir>/<uid>/volume-subpaths
-	pods    *os.Root        // the real pods dir
-	mounted map[string]bool // mount points beneath base
+	pods    *os.Root // the pods dir, by its real path
+	uid     string
+	mounted map[string]bool // mount points beneath the pod's subPathsDir
 }
 
 func (m *Manager) newSubPathMounter(uid types.UID) (*subPathMounter, error) {
@@ -45,8 +45,7 @@ func (m *Manager) newSubPathMounter(uid types.UID) (*subPathMounter, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := filepath.Join(pods.Name(), string(uid), subPathsDir)
-	mps, err := mountPoints(base)
+	mps, err := mountPoints(filepath.Join(pods.Name(), string(uid), subPathsDir))
 	if err != nil {
 		pods.Close()
 		return nil, err
@@ -55,7 +54,7 @@ func (m *Manager) newSubPathMounter(uid types.UID) (*subPathMounter, error) {
 	for _, mp := range mps {
 		mounted[mp] = true
 	}
-	return &subPathMounter{base: base, pods: pods, mounted: mounted}, nil
+	return &subPathMounter{pods: pods, uid: string(uid), mounted: mounted}, nil
 }
 
 func (s *subPathMounter) close() { s.pods.Close() }
@@ -69,8 +68,8 @@ func (s *subPathMounter) mount(container string, index int, vm corev1.VolumeMoun
 	if !isPathComponent(vm.Name) || !isPathComponent(container) {
 		return "", refuse(errors.New("the volume or container name cannot name a directory"))
 	}
-	rel := filepath.Join(filepath.Base(s.base), vm.Name, container, strconv.Itoa(index))
-	target := filepath.Join(filepath.Dir(s.base), rel)
+	rel := filepath.Join(s.uid, subPathsDir, vm.Name, container, strconv.Itoa(index))
+	target := filepath.Join(s.pods.Name(), rel)
 	if s.mounted[target] {
 		return target, nil
 	}
@@ -87,8 +86,7 @@ func (s *subPathMounter) mount(container string, index int, vm corev1.VolumeMoun
 		return "", refuse(err)
 	}
 	defer unix.Close(fd)
-	uidDir := filepath.Base(filepath.Dir(s.base))
-	if err := s.bind(fd, filepath.Join(uidDir, rel), target); err != nil {
+	if err := s.bind(fd, rel, target); err != nil {
 		return "", fmt.Errorf("volumeMount %s: volume %q subPath %q: bind mount: %w", vm.MountPath, vm.Name, vm.SubPath, err)
 	}
 	s.mounted[target] = true
