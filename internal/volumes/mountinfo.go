@@ -1,7 +1,6 @@
 package volumes
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -39,14 +38,12 @@ func mountPoints(dir string) ([]string, error) {
 func parseMountPoints(data []byte, dir string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
+	for line := range bytes.Lines(data) {
+		fields := bytes.Fields(line)
 		if len(fields) < 5 {
 			continue
 		}
-		mp, err := unescapeMountinfo(fields[4])
+		mp, err := unescapeMountinfo(string(fields[4]))
 		if err != nil {
 			return nil, fmt.Errorf("/proc/self/mountinfo: %w", err)
 		}
@@ -54,9 +51,6 @@ func parseMountPoints(data []byte, dir string) ([]string, error) {
 			seen[mp] = true
 			out = append(out, mp)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("/proc/self/mountinfo: %w", err)
 	}
 	return out, nil
 }
