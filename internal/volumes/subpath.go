@@ -26,10 +26,13 @@ import (
 //	<RootDir>/pods/<uid>/volume-subpaths/<volume>/<container>/<index>
 //
 // The runtime gets that mount point, which no container can reach or
-// swap. The mount holds the file or directory it was made of; a later
-// sync reuses it, so a symlink planted after the first start changes
-// nothing. Cleanup unmounts these mounts before it removes the pod's
-// directory.
+// swap: the mount holds the file or directory it was made of, whatever
+// its path becomes. Every Setup resolves the subPath again; the mount is
+// kept while the subPath still names what it holds, and replaced when a
+// container replaced the subPath with another file or directory inside
+// the volume. A subPath that now leads out of the volume (a symlink
+// planted after the first start) is refused. Cleanup unmounts these
+// mounts before it removes the pod's directory.
 
 const subPathsDir = "volume-subpaths"
 
@@ -70,9 +73,6 @@ func (s *subPathMounter) mount(container string, index int, vm corev1.VolumeMoun
 	}
 	rel := filepath.Join(s.uid, subPathsDir, vm.Name, container, strconv.Itoa(index))
 	target := filepath.Join(s.pods.Name(), rel)
-	if s.mounted[target] {
-		return target, nil
-	}
 	root, err := unix.Open(volPath, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", refuse(fmt.Errorf("opening the volume at %s: %w", volPath, err))
@@ -86,11 +86,25 @@ func (s *subPathMounter) mount(container string, index int, vm corev1.VolumeMoun
 		return "", refuse(err)
 	}
 	defer unix.Close(fd)
+	if s.mounted[target] {
+		if holds(target, fd) {
+			return target, nil
+		}
+		if err := unmountAll(target); err != nil {
+			return "", fmt.Errorf("volumeMount %s: volume %q subPath %q: replacing its mount: %w", vm.MountPath, vm.Name, vm.SubPath, err)
+		}
+	}
 	if err := s.bind(fd, rel, target); err != nil {
 		return "", fmt.Errorf("volumeMount %s: volume %q subPath %q: bind mount: %w", vm.MountPath, vm.Name, vm.SubPath, err)
 	}
 	s.mounted[target] = true
 	return target, nil
+}
+
+// holds tells whether the mount at target holds the file fd is.
+func holds(target string, fd int) bool {
+	var a, b unix.Stat_t
+	return unix.Lstat(target, &a) == nil && unix.Fstat(fd, &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino
 }
 
 // bind makes target (rel beneath the pods dir) a mount point of the kind
@@ -105,8 +119,8 @@ func (s *subPathMounter) bind(fd int, rel, target string) error {
 	if err := s.pods.MkdirAll(filepath.Dir(rel), 0o750); err != nil {
 		return err
 	}
-	// Not mounted (mounted ones are reused), so a leftover of the wrong
-	// kind is the agent's own empty mount point.
+	// Nothing is mounted there now, so a leftover of the wrong kind is the
+	// agent's own empty mount point.
 	if fi, err := s.pods.Lstat(rel); err == nil && fi.IsDir() != isDir {
 		if err := s.pods.Remove(rel); err != nil {
 			return err

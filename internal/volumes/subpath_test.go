@@ -80,8 +80,8 @@ func checkCanary(t *testing.T, dir string) {
 }
 
 // A container replaces its subPath with a symlink to a host directory
-// after its first start (CVE-2017-1002101): the next sync hands the
-// runtime the same mount, which still holds what the subPath was.
+// after its first start (CVE-2017-1002101): the next Setup refuses the
+// pod, and the mount point still holds only what the subPath was.
 func TestSubPathSymlinkPlantedAfterStart(t *testing.T) {
 	needMounts(t)
 	m, _ := newManager(t)
@@ -106,12 +106,8 @@ func TestSubPathSymlinkPlantedAfterStart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	again, err := m.Setup(pod)
-	if err != nil {
-		t.Fatalf("second Setup: %v", err)
-	}
-	if got := again["victim"][0].HostPath; got != target {
-		t.Errorf("mount point = %s, want %s as before", got, target)
+	if _, err := m.Setup(pod); !errors.Is(err, errEscapes) || !errors.Is(err, ErrInvalidMount) {
+		t.Errorf("second Setup = %v, want %v and %v", err, errEscapes, ErrInvalidMount)
 	}
 	if got, err := os.ReadFile(filepath.Join(target, "mine")); err != nil || string(got) != "volume" {
 		t.Errorf("through the mount point: %q, %v; want the volume's own file", got, err)
@@ -119,10 +115,54 @@ func TestSubPathSymlinkPlantedAfterStart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(target, "canary")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the host directory's canary is reachable through the mount point: %v", err)
 	}
-	if n := len(mountsMentioning(t, target)); n != 1 {
-		t.Errorf("%d mounts on %s, want 1 (the second Setup reuses it)", n, target)
-	}
 	checkCanary(t, host)
+}
+
+// A subPath replaced by another directory of the volume is mounted anew;
+// one left as it was keeps its mount.
+func TestSubPathReplacedInsideIsRemounted(t *testing.T) {
+	needMounts(t)
+	m, _ := newManager(t)
+	pod := subPathPod(emptyDir("data"), "sub")
+	cleanupPod(t, m, pod)
+	first, err := m.Setup(pod)
+	if err != nil {
+		t.Fatalf("Setup: %v", err)
+	}
+	target := first["victim"][0].HostPath
+	if _, err := m.Setup(pod); err != nil {
+		t.Fatalf("second Setup: %v", err)
+	}
+	if n := len(mountsMentioning(t, target)); n != 1 {
+		t.Errorf("%d mounts on %s after an unchanged Setup, want 1", n, target)
+	}
+
+	data := m.EmptyDirPath(pod.UID, "data")
+	if err := os.Remove(filepath.Join(data, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(data, "other"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "other", "new"), []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("other", filepath.Join(data, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	again, err := m.Setup(pod)
+	if err != nil {
+		t.Fatalf("Setup after the replacement: %v", err)
+	}
+	if got := again["victim"][0].HostPath; got != target {
+		t.Errorf("mount point = %s, want %s", got, target)
+	}
+	if got, err := os.ReadFile(filepath.Join(target, "new")); err != nil || string(got) != "new" {
+		t.Errorf("through the mount point: %q, %v; want the new directory's file", got, err)
+	}
+	if n := len(mountsMentioning(t, target)); n != 1 {
+		t.Errorf("%d mounts on %s, want 1 (the stale one replaced, not stacked)", n, target)
+	}
 }
 
 // A subPath that is, or passes through, a symlink out of its volume is
