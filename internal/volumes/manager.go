@@ -104,6 +104,9 @@ func (m *Manager) setupVolume(uid types.UID, v *corev1.Volume) (string, error) {
 		if v.EmptyDir.Medium != corev1.StorageMediumDefault {
 			return "", fmt.Errorf("volume %q: emptyDir medium %q: %w", v.Name, v.EmptyDir.Medium, ErrUnsupportedVolume)
 		}
+		if !isPathComponent(v.Name) {
+			return "", fmt.Errorf("volume %q: an emptyDir's name must name one directory: %w", v.Name, ErrInvalidMount)
+		}
 		path := m.EmptyDirPath(uid, v.Name)
 		if err := os.MkdirAll(path, 0o777); err != nil {
 			return "", fmt.Errorf("volume %q: %w", v.Name, err)

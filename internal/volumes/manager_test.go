@@ -178,12 +178,16 @@ func TestSetupErrors(t *testing.T) {
 		{"mount of an unknown volume", podWith(nil, corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "nope", MountPath: "/x"}}}), ErrInvalidMount},
 		{"subPath escaping the volume", podWith([]corev1.Volume{emptyDir("e")}, corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "e", MountPath: "/x", SubPath: "../../etc"}}}), ErrInvalidMount},
 		{"absolute subPath", podWith([]corev1.Volume{emptyDir("e")}, corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "e", MountPath: "/x", SubPath: "/etc"}}}), ErrInvalidMount},
+		{"emptyDir named to escape", podWith([]corev1.Volume{emptyDir("../../../../../escaped")}), ErrInvalidMount},
 		{"UID with a slash", func() *corev1.Pod { p := podWith(nil); p.UID = "../x"; return p }(), ErrInvalidMount},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _ := newManager(t)
+			m, root := newManager(t)
 			if _, err := m.Setup(tc.pod); !errors.Is(err, tc.wantErr) {
 				t.Errorf("Setup error = %v, want %v", err, tc.wantErr)
+			}
+			if _, err := os.Stat(filepath.Join(root, "escaped")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a directory was made outside the pod's: %v", err)
 			}
 		})
 	}
