@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
@@ -143,6 +144,9 @@ func (h *housekeeper) removeLeftovers(wanted func(types.UID) bool, running map[t
 	}
 	for _, e := range entries {
 		uid := types.UID(e.Name())
+		if runtime.CheckUID(uid) != nil {
+			continue // not a pod's directory; not the agent's to remove
+		}
 		if !e.IsDir() || wanted(uid) || running[uid] || h.workers.CouldHaveRunningContainers(uid) {
 			continue
 		}

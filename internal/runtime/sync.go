@@ -58,6 +58,9 @@ func (s *SyncResult) add(a Action) { s.Actions = append(s.Actions, a) }
 // container waiting out its back-off yields a *BackoffError (matching
 // ErrCrashLoopBackOff) and a positive RetryAfter.
 func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts ContainerMounts, status *PodStatus) (SyncResult, error) {
+	if err := checkIdentity(pod.Namespace, pod.Name, pod.UID); err != nil {
+		return SyncResult{}, err // it would name the pod's log directory and cgroup
+	}
 	if status == nil {
 		var err error
 		if status, err = r.GetPodStatus(ctx, pod.UID); err != nil {
