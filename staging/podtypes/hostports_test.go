@@ -34,7 +34,9 @@ func TestHostPorts(t *testing.T) {
 }
 
 func TestHostPortConflicts(t *testing.T) {
-	tcp := func(port int32, ip string) HostPort { return HostPort{Port: port, Protocol: corev1.ProtocolTCP, IP: ip} }
+	tcp := func(port int32, ip string) HostPort {
+		return HostPort{Port: port, Protocol: corev1.ProtocolTCP, IP: ip}
+	}
 	for _, tc := range []struct {
 		name string
 		a, b HostPort
