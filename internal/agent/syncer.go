@@ -33,6 +33,8 @@ const (
 	phaseSync        = "sync"
 	phaseTerminating = "terminating"
 	phaseTerminated  = "terminated"
+	// phaseRefused: held back by the admission; no worker runs it.
+	phaseRefused = "refused"
 )
 
 // syncer implements podworkers.Syncer: it does the work of each pod worker
