@@ -31,6 +31,11 @@
 //     keeps the checkpoint (Options.Checkpoint) in step: static pods as
 //     accepted, their terminations as they start (with a deadline) and
 //     end, and forgets them once gone; Restore brings them back at start.
+//   - portAdmission (admission.go) holds back a pod asking for a host
+//     port that an admitted pod holds: it is not indexed and gets no
+//     worker, its status (Pending, HostPortConflict) names the port and the
+//     holder, and the housekeeping tick admits it once the holder has
+//     stopped.
 //   - adoptionRuntime (adoption.go) counts the pods whose running
 //     containers a first sync kept.
 //   - collector (collector.go) garbage-collects dead containers and
