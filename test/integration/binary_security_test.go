@@ -103,7 +103,7 @@ func TestBinarySecurityContextApplied(t *testing.T) {
 		pod, container string
 		want           map[string]string
 	}{
-		{"secure", "restricted", map[string]string{"Uid": "1000 1000 1000 1000", "Gid": "2000 2000 2000 2000", "Groups": "3000 4000",
+		{"secure", "restricted", map[string]string{"Uid": "1000 1000 1000 1000", "Gid": "2000 2000 2000 2000", "Groups": "2000 3000 4000",
 			"NoNewPrivs": "1", "Seccomp": "2", "CapEff": "0000000000000000", "CapBnd": "0000000000000000"}},
 		{"secure", "netadmin", map[string]string{"Uid": "0 0 0 0", "Gid": "2000 2000 2000 2000", "NoNewPrivs": "0", "Seccomp": "2",
 			"CapEff": capNetAdmin, "CapBnd": capNetAdmin}},
