@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,14 @@ func (h *agentHarness) exec(name, container string, cmd ...string) string {
 	}
 	resp, err := h.cri.Runtime.ExecSync(context.Background(), &runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: cmd, Timeout: 10})
 	if err != nil {
-		h.t.Fatalf("exec %v in %s/%s: %v", cmd, name, container, err)
+		var b strings.Builder
+		for _, c := range h.containers(name, false) {
+			st, _ := h.cri.Runtime.ContainerStatus(context.Background(), &runtimeapi.ContainerStatusRequest{ContainerId: c.Id})
+			fmt.Fprintf(&b, "  %s %s %s exit=%d reason=%q message=%q\n", c.GetMetadata().GetName(), c.Id[:12], c.State,
+				st.GetStatus().GetExitCode(), st.GetStatus().GetReason(), st.GetStatus().GetMessage())
+		}
+		pods, _ := h.client.Pods(context.Background())
+		h.t.Fatalf("exec %v in %s/%s: %v\nthe runtime holds:\n%s\nthe agent shows:\n%s", cmd, name, container, err, b.String(), describePods(pods, h.podName(name)))
 	}
 	if resp.ExitCode != 0 {
 		h.t.Fatalf("exec %v in %s/%s: exit %d: %s", cmd, name, container, resp.ExitCode, resp.Stderr)
@@ -123,6 +131,8 @@ func TestBinarySecurityContextApplied(t *testing.T) {
 		}
 	}
 
+	defaultCaps := h.procStatus("bare", "main")["CapEff"]
+
 	// readOnlyRootFilesystem: the root refuses writes, the emptyDir takes
 	// them, and what is written there belongs to the fsGroup.
 	if out := h.exec("secure", "restricted", "sh", "-c", "touch /probe 2>&1 && echo writable || true"); !strings.Contains(out, "Read-only file system") {
@@ -137,6 +147,33 @@ func TestBinarySecurityContextApplied(t *testing.T) {
 	// The pod's sysctl, in the pod's own IPC namespace.
 	if out := h.exec("secure", "plain", "cat", "/proc/sys/kernel/shm_rmid_forced"); strings.TrimSpace(out) != "1" {
 		t.Errorf("kernel.shm_rmid_forced in the pod = %q, want 1", out)
+	}
+
+	// privileged: every capability the runtime has, CAP_SYS_ADMIN among
+	// them, which a default container lacks. Last, since execs into
+	// containers failed here now and then once a privileged container ran
+	// (runc: setns, init-p broken pipe); it reports its capabilities in its
+	// log instead.
+	priv := shContainer("main", "grep CapEff /proc/1/status; "+sleepForever)
+	priv.SecurityContext = &corev1.SecurityContext{Privileged: new(true)}
+	h.writeManifest(testPod("priv", priv))
+	privPod := h.waitPod("priv", "running", 60*time.Second, runningContainer("main"))
+	const capSysAdmin = 1 << 21
+	privCaps := ""
+	logPath := filepath.Join(h.dir, "logs", "default_"+privPod.Name+"_"+privPod.UID, "main", "0.log")
+	deadline := time.Now().Add(10 * time.Second)
+	for privCaps == "" && time.Now().Before(deadline) {
+		b, _ := os.ReadFile(logPath)
+		if _, after, ok := strings.Cut(string(b), "CapEff:"); ok {
+			privCaps, _, _ = strings.Cut(strings.TrimSpace(after), "\n")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for c, caps := range map[string]string{"privileged": privCaps, "default": defaultCaps} {
+		capEff, err := strconv.ParseUint(strings.TrimSpace(caps), 16, 64)
+		if want := c == "privileged"; err != nil || (capEff&capSysAdmin != 0) != want {
+			t.Errorf("%s container: CapEff %q (%v), want CAP_SYS_ADMIN %v", c, caps, err, want)
+		}
 	}
 }
 
@@ -158,9 +195,17 @@ func TestBinarySecurityContextRefused(t *testing.T) {
 	noProfile := testPod("noprofile", shContainer("app", sleepForever))
 	noProfile.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{
 		Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: new("missing.json")}}
-	h.writeManifest(testPod("nonroot", nonRoot))
-	h.writeManifest(testPod("apparmor", appArmor))
-	h.writeManifest(noProfile)
+	seLinux := testPod("selinux", shContainer("app", sleepForever))
+	seLinux.Spec.SecurityContext = &corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Level: "s0:c1,c2"}}
+	windows := shContainer("app", sleepForever)
+	windows.SecurityContext = &corev1.SecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{RunAsUserName: new("ContainerUser")}}
+	strict := testPod("strict", shContainer("app", sleepForever))
+	strict.Spec.SecurityContext = &corev1.PodSecurityContext{SupplementalGroupsPolicy: new(corev1.SupplementalGroupsPolicyStrict)}
+	userns := testPod("userns", shContainer("app", sleepForever))
+	userns.Spec.HostUsers = new(false)
+	for _, pod := range []*corev1.Pod{testPod("nonroot", nonRoot), testPod("apparmor", appArmor), noProfile, seLinux, testPod("windows", windows), strict, userns} {
+		h.writeManifest(pod)
+	}
 
 	for _, tc := range []struct{ pod, message string }{
 		{"nonroot", `container "app": securityContext.runAsNonRoot is true but the image runs as root`},
@@ -168,6 +213,10 @@ func TestBinarySecurityContextRefused(t *testing.T) {
 		{"apparmor", `container "app": securityContext.appArmorProfile.type is RuntimeDefault, but`},
 		{"noprofile", `container "app": spec.securityContext.seccompProfile.localhostProfile names ` +
 			filepath.Join(h.dir, "root", "seccomp", "missing.json") + `, which cannot be read`},
+		{"selinux", `container "app": spec.securityContext.seLinuxOptions is set, but SELinux is not enabled on this node`},
+		{"windows", `container "app": securityContext.windowsOptions is set, but this node runs Linux containers`},
+		{"strict", `container "app": spec.securityContext.supplementalGroupsPolicy is Strict, but the container runtime does not support it`},
+		{"userns", `container "app": spec.hostUsers is false, but this agent does not run pods in user namespaces`},
 	} {
 		p := h.waitPod(tc.pod, "refused", 60*time.Second, func(p localapi.Pod) bool {
 			c := findContainer(p, "app")
