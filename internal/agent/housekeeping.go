@@ -48,6 +48,9 @@ type housekeeper struct {
 	// ckpt is told of pods started afresh, and forgets checkpointed pods
 	// nothing wants any more.
 	ckpt *checkpointer
+	// held reports pods the admission holds back: not desired, since they
+	// must not start, but their statuses and timelines stay.
+	held func(types.UID) bool
 
 	// readySeen is set at the first run that finds the sources ready; the
 	// runs after it may remove orphans. Updates a source sent just before
@@ -86,7 +89,7 @@ func (h *housekeeper) run(ctx context.Context) {
 	wanted := func(uid types.UID) bool {
 		_, d := desired[uid]
 		_, k := known[uid]
-		return d || k
+		return d || k || h.held(uid)
 	}
 	h.ckpt.prune(wanted)
 	running := h.killOrphans(ctx, wanted)

@@ -66,6 +66,11 @@ func (m *Manager) Setup(pod *corev1.Pod) (runtime.ContainerMounts, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
+		if v.EmptyDir != nil {
+			if err := setFSGroup(path, pod.Spec.SecurityContext); err != nil {
+				return nil, fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, v.Name, err)
+			}
+		}
 		paths[v.Name] = path
 	}
 	mounts := runtime.ContainerMounts{}
