@@ -15,8 +15,12 @@ var (
 	ErrManifest = errors.New("manifest refused")
 	// ErrEmpty: the manifest holds no document.
 	ErrEmpty = errors.New("manifest is empty")
-	// ErrTooLarge: the manifest exceeds the size bound.
+	// ErrTooLarge: the manifest exceeds a size bound (MaxManifestBytes, or
+	// a list longer than its bound).
 	ErrTooLarge = errors.New("manifest is too large")
+	// ErrEncoding: the manifest is not UTF-8 (nor UTF-16 with a
+	// byte-order mark, which is transcoded).
+	ErrEncoding = errors.New("manifest is not UTF-8 text")
 	// ErrSyntax: the manifest is not well-formed YAML or JSON, or a value
 	// has the wrong type.
 	ErrSyntax = errors.New("manifest does not parse")
@@ -43,6 +47,7 @@ type Reason string
 const (
 	ReasonEmpty     Reason = "Empty"
 	ReasonTooLarge  Reason = "TooLarge"
+	ReasonEncoding  Reason = "Encoding"
 	ReasonSyntax    Reason = "Syntax"
 	ReasonStrict    Reason = "UnknownField"
 	ReasonKind      Reason = "WrongKind"
@@ -55,6 +60,7 @@ const (
 var reasonSentinel = map[Reason]error{
 	ReasonEmpty:     ErrEmpty,
 	ReasonTooLarge:  ErrTooLarge,
+	ReasonEncoding:  ErrEncoding,
 	ReasonSyntax:    ErrSyntax,
 	ReasonStrict:    ErrStrict,
 	ReasonKind:      ErrKind,

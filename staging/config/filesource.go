@@ -39,7 +39,8 @@ type FileOptions struct {
 	// ResyncInterval is the period of the full re-read that catches what
 	// inotify misses (symlink targets, network filesystems); default 20s.
 	ResyncInterval time.Duration
-	// MaxFileBytes bounds a manifest's size; default 10 MiB.
+	// MaxFileBytes bounds a manifest's size; default and at most
+	// MaxManifestBytes.
 	MaxFileBytes int64
 	// RetryMax caps the backoff while Path does not exist; default 5s.
 	RetryMax time.Duration
@@ -74,6 +75,8 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		return nil, errors.New("config: FileOptions.NodeName is required")
 	case opts.Sink == nil:
 		return nil, errors.New("config: FileOptions.Sink is required")
+	case opts.MaxFileBytes > MaxManifestBytes:
+		return nil, fmt.Errorf("config: FileOptions.MaxFileBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", opts.MaxFileBytes, MaxManifestBytes)
 	}
 	if len(opts.Extensions) == 0 {
 		opts.Extensions = []string{".yaml", ".yml", ".json"}
@@ -85,7 +88,7 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		opts.ResyncInterval = 20 * time.Second
 	}
 	if opts.MaxFileBytes <= 0 {
-		opts.MaxFileBytes = 10 << 20
+		opts.MaxFileBytes = MaxManifestBytes
 	}
 	if opts.RetryMax <= 0 {
 		opts.RetryMax = 5 * time.Second

@@ -1,0 +1,197 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+func TestDecodeManifestRefusesMoreThanMaxManifestBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{{"yaml", largePodList(MaxManifestBytes)}, {"json", largePodListJSON(t, MaxManifestBytes)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.data) < MaxManifestBytes-16<<10 {
+				t.Fatalf("the manifest at the limit is only %d bytes", len(tc.data))
+			}
+			if _, err := DecodeManifest(tc.data); err != nil {
+				t.Fatalf("a legal manifest of %d bytes: %v", len(tc.data), err)
+			}
+			over := append(append([]byte{}, tc.data...), strings.Repeat(" ", MaxManifestBytes+1-len(tc.data))...)
+			_, err := ParseManifest(over, ParseOptions{NodeName: testNode, Source: podtypes.FileSource, Origin: "/m/big"})
+			want := fmt.Sprintf("/m/big: manifest is too large: %d bytes, the limit is %d (MaxManifestBytes)", MaxManifestBytes+1, MaxManifestBytes)
+			if !errors.Is(err, ErrTooLarge) || err.Error() != want {
+				t.Errorf("ParseManifest(%d bytes) = %v, want %q", len(over), err, want)
+			}
+		})
+	}
+}
+
+// TestParseManifestAtTheLimitAllocatesLittle holds decoding to its budget:
+// a legal manifest at the limit, parsed once, allocates less than 30 MiB in
+// all (the heap it needs at any one time is less still).
+func TestParseManifestAtTheLimitAllocatesLittle(t *testing.T) {
+	data := largePodList(MaxManifestBytes)
+	opts := ParseOptions{NodeName: testNode, Source: podtypes.FileSource, Origin: "/m/large.yaml"}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	pods, err := ParseManifest(data, opts)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 30 << 20
+	if n := after.TotalAlloc - before.TotalAlloc; n > budget {
+		t.Errorf("parsing %d bytes (%d pods) allocated %d MiB, the budget is %d MiB", len(data), len(pods), n>>20, budget>>20)
+	}
+}
+
+// podWithLists is a valid manifest whose pod has n of the list at the
+// given field path: spec.containers, spec.initContainers, spec.volumes,
+// spec.tolerations, spec.hostAliases, spec.dnsConfig.searches, or env,
+// ports or volumeMounts of its one container.
+func podWithLists(field string, n int) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Pod\nmetadata: {name: lists}\nspec:\n")
+	items := func(key string, item func(i int) string) {
+		fmt.Fprintf(&b, "  %s:\n", key)
+		for i := range n {
+			fmt.Fprintf(&b, "  - %s\n", item(i))
+		}
+	}
+	container := "  - name: main\n    image: i:1\n"
+	switch field {
+	case "spec.containers":
+		items("containers", func(i int) string { return fmt.Sprintf("{name: c%d, image: i:1}", i) })
+		return b.String()
+	case "spec.initContainers":
+		items("initContainers", func(i int) string { return fmt.Sprintf("{name: init%d, image: i:1}", i) })
+	case "spec.volumes":
+		items("volumes", func(i int) string { return fmt.Sprintf("{name: v%d, emptyDir: {}}", i) })
+	case "spec.tolerations":
+		items("tolerations", func(i int) string { return fmt.Sprintf("{key: k%d, operator: Exists}", i) })
+	case "spec.hostAliases":
+		items("hostAliases", func(i int) string { return fmt.Sprintf("{ip: 10.0.%d.%d, hostnames: [h%d]}", i/256, i%256, i) })
+	case "spec.dnsConfig.searches":
+		b.WriteString("  dnsConfig:\n")
+		fmt.Fprintf(&b, "    searches: [")
+		for i := range n {
+			fmt.Fprintf(&b, "s%d.example, ", i)
+		}
+		b.WriteString("]\n")
+	case "spec.containers[0].env":
+		container += "    env:\n"
+		for i := range n {
+			container += fmt.Sprintf("    - {name: E%d, value: v}\n", i)
+		}
+	case "spec.containers[0].ports":
+		container += "    ports:\n"
+		for i := range n {
+			container += fmt.Sprintf("    - {containerPort: %d}\n", 1000+i)
+		}
+	case "spec.containers[0].volumeMounts":
+		b.WriteString("  volumes: [{name: v, emptyDir: {}}]\n")
+		container += "    volumeMounts:\n"
+		for i := range n {
+			container += fmt.Sprintf("    - {name: v, mountPath: /m/%d}\n", i)
+		}
+	default:
+		panic("no list " + field)
+	}
+	b.WriteString("  containers:\n" + container)
+	return b.String()
+}
+
+func TestParseManifestBoundsListLengths(t *testing.T) {
+	opts := ParseOptions{NodeName: testNode, Source: podtypes.FileSource, Origin: "/m/lists.yaml"}
+	for _, tc := range []struct {
+		field string
+		limit int
+	}{
+		{"spec.containers", 64},
+		{"spec.initContainers", 64},
+		{"spec.volumes", 256},
+		{"spec.tolerations", 256},
+		{"spec.hostAliases", 256},
+		{"spec.dnsConfig.searches", 32},
+		{"spec.containers[0].env", 1024},
+		{"spec.containers[0].ports", 256},
+		{"spec.containers[0].volumeMounts", 256},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			if _, err := ParseManifest([]byte(podWithLists(tc.field, tc.limit)), opts); err != nil {
+				t.Fatalf("%d items, the limit: %v", tc.limit, err)
+			}
+			_, err := ParseManifest([]byte(podWithLists(tc.field, tc.limit+1)), opts)
+			var me *ManifestError
+			if !errors.As(err, &me) || !errors.Is(err, ErrTooLarge) || me.Field() != tc.field || me.Origin != opts.Origin ||
+				!strings.Contains(err.Error(), fmt.Sprintf("must have at most %d items", tc.limit)) {
+				t.Errorf("%d items: %v; want a refusal naming %s and its limit %d", tc.limit+1, err, tc.field, tc.limit)
+			}
+		})
+	}
+}
+
+func TestDecodeManifestBoundsPodListItems(t *testing.T) {
+	list := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString(`{"apiVersion":"v1","kind":"PodList","items":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"metadata":{"name":"p%d"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, i)
+		}
+		b.WriteString("]}")
+		return []byte(b.String())
+	}
+	if pods, err := DecodeManifest(list(256)); err != nil || len(pods) != 256 {
+		t.Fatalf("256 items: %d pods, %v", len(pods), err)
+	}
+	_, err := DecodeManifest(list(257))
+	var me *ManifestError
+	if !errors.As(err, &me) || !errors.Is(err, ErrTooLarge) || me.Field() != "items" || !strings.Contains(err.Error(), "must have at most 256 items") {
+		t.Errorf("257 items: %v; want a refusal naming items and the limit 256", err)
+	}
+}
+
+func TestFileSourceRefusesAFileOverMaxManifestBytes(t *testing.T) {
+	dir := t.TempDir()
+	big := writeFile(t, dir, "big.yaml", manifest("big", "i:1")+"#"+strings.Repeat("x", MaxManifestBytes)+"\n")
+	writeFile(t, dir, "small.yaml", manifest("small", "i:1"))
+	s, m := runFileSource(t, FileOptions{Path: dir})
+	expect(t, m, "ADD file [file:small-node1]")
+	err := s.Err(big)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), fmt.Sprintf("the limit is %d", MaxManifestBytes)) {
+		t.Errorf("Err(%s) = %v, want a refusal naming the file and the limit", big, err)
+	}
+}
+
+func TestHTTPSourceRefusesABodyOverMaxManifestBytes(t *testing.T) {
+	body := manifest("web", "i:1") + "#" + strings.Repeat("x", MaxManifestBytes) + "\n"
+	srv := &fakeServer{status: http.StatusOK, body: body}
+	s, _, _ := runHTTPSource(t, srv, HTTPOptions{})
+	eventually(t, "the size refusal", func() bool { return s.Err() != nil })
+	if err := s.Err(); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("limit of %d bytes", MaxManifestBytes)) {
+		t.Errorf("Err() = %v, want a refusal naming the limit", err)
+	}
+}
+
+func TestSourcesRefuseALimitAboveMaxManifestBytes(t *testing.T) {
+	sink := chanSink(make(chan podtypes.PodUpdate))
+	_, err := NewFileSource(FileOptions{Path: "/x", NodeName: "n", Sink: sink, MaxFileBytes: MaxManifestBytes + 1})
+	if err == nil || !strings.Contains(err.Error(), "MaxManifestBytes") {
+		t.Errorf("NewFileSource with MaxFileBytes above the limit: %v", err)
+	}
+	_, err = NewHTTPSource(HTTPOptions{URL: "http://x", NodeName: "n", Sink: sink, MaxBodyBytes: MaxManifestBytes + 1})
+	if err == nil || !strings.Contains(err.Error(), "MaxManifestBytes") {
+		t.Errorf("NewHTTPSource with MaxBodyBytes above the limit: %v", err)
+	}
+}
