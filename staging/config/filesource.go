@@ -62,6 +62,13 @@ type FileSource struct {
 	sent       bool // a SET was sent since the path (re)appeared
 	singleFile string
 
+	// reading holds the files being read in the background; reads counts
+	// the reads started. Both are owned by the Run goroutine.
+	reading map[string]*readUnderWay
+	reads   uint64
+	// parse is ParseManifest; a test may slow it down.
+	parse func([]byte, ParseOptions) ([]*corev1.Pod, error)
+
 	mu        sync.Mutex
 	published map[string]error
 }
@@ -105,6 +112,8 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		log:       opts.Logger.WithName("file-source").WithValues("path", opts.Path),
 		nodeRef:   nodeReference(opts.NodeName),
 		state:     newFileState(),
+		reading:   make(map[string]*readUnderWay),
+		parse:     ParseManifest,
 		published: make(map[string]error),
 	}, nil
 }
@@ -133,41 +142,90 @@ func (s *FileSource) candidate(name string) bool {
 	return !isEditorArtifact(name) && hasExtension(name, s.opts.Extensions)
 }
 
-// refresh re-reads one file and reports whether the accepted pods changed.
-func (s *FileSource) refresh(path string) bool {
+// fileRead is what reading one manifest found. It is made off the Run
+// goroutine (see reads.go) and applied on it.
+type fileRead struct {
+	path string
+	res  readResult
+	err  error // why the file is refused, if it is
+	sum  [sha256.Size]byte
+	// unchanged: the content is what was read last, so nothing was parsed.
+	unchanged bool
+	pods      []*corev1.Pod
+	// An asynchronous read's place among the reads of its file, and when
+	// the event that asked for it came.
+	gen   uint64
+	first time.Time
+}
+
+// read reads and parses one manifest. It touches no state of the source,
+// so any goroutine may run it; last is the sum of the content read before.
+func (s *FileSource) read(path string, last *[sha256.Size]byte) fileRead {
+	r := fileRead{path: path}
 	data, res, err := readManifestFile(path, s.opts.MaxFileBytes)
-	switch res {
-	case readAbsent:
-		return s.forget(path)
-	case readFailed:
-		e := s.state.entry(path)
-		e.read, e.held = false, nil
-		s.setError(path, e, err)
-		return false
+	r.res, r.err = res, err
+	if res != readOK {
+		return r
 	}
-	e := s.state.entry(path)
-	sum := sha256.Sum256(data)
-	if e.read && sum == e.sum {
-		return false // unchanged content: same pods, or the same refusal
+	r.sum = sha256.Sum256(data)
+	if last != nil && *last == r.sum {
+		r.unchanged = true // same content: same pods, or the same refusal
+		return r
 	}
-	e.sum, e.read, e.held = sum, true, nil
-	pods, err := ParseManifest(data, ParseOptions{
+	r.pods, r.err = s.parse(data, ParseOptions{
 		NodeName: s.opts.NodeName, Source: podtypes.FileSource, Origin: path, Now: s.opts.Clock.Now(),
 	})
-	if err != nil {
-		s.setError(path, e, err)
+	return r
+}
+
+// lastSum returns the sum of the content of path read last, or nil.
+func (s *FileSource) lastSum(path string) *[sha256.Size]byte {
+	e := s.state.entries[path]
+	if e == nil || !e.read {
+		return nil
+	}
+	sum := e.sum
+	return &sum
+}
+
+// refresh re-reads one file in place and reports whether the accepted pods
+// changed. A read of the file still under way is older: it is dropped.
+func (s *FileSource) refresh(path string) bool {
+	delete(s.reading, path)
+	return s.apply(s.read(path, s.lastSum(path)))
+}
+
+// apply records what a read found and reports whether the accepted pods
+// changed.
+func (s *FileSource) apply(r fileRead) bool {
+	switch r.res {
+	case readAbsent:
+		return s.forget(r.path)
+	case readFailed:
+		e := s.state.entry(r.path)
+		e.read, e.held = false, nil
+		s.setError(r.path, e, r.err)
 		return false
 	}
-	if holder, full := s.state.conflict(path, pods); holder != "" {
-		e.held = pods
-		s.setError(path, e, &ManifestError{Origin: path, Reason: ReasonDuplicate,
+	if r.unchanged {
+		return false
+	}
+	e := s.state.entry(r.path)
+	e.sum, e.read, e.held = r.sum, true, nil
+	if r.err != nil {
+		s.setError(r.path, e, r.err)
+		return false
+	}
+	if holder, full := s.state.conflict(r.path, r.pods); holder != "" {
+		e.held = r.pods
+		s.setError(r.path, e, &ManifestError{Origin: r.path, Reason: ReasonDuplicate,
 			Detail: fmt.Sprintf("pod full name %s is already defined by %s", full, holder)})
 		return false
 	}
-	if s.state.accept(path, pods) {
+	if s.state.accept(r.path, r.pods) {
 		s.acceptHeld()
 	}
-	s.clearError(path)
+	s.clearError(r.path)
 	return true
 }
 

@@ -164,6 +164,8 @@ func (s *FileSource) loop(ctx context.Context, w *fsnotify.Watcher, dir string) 
 	}()
 	pending := make(map[string]*pendingFile)
 	rescan := false
+	reads := s.newAsyncReads(ctx)
+	defer reads.stop()
 
 	for {
 		var fire <-chan time.Time
@@ -206,9 +208,13 @@ func (s *FileSource) loop(ctx context.Context, w *fsnotify.Watcher, dir string) 
 			if debounce == nil {
 				debounce = s.opts.Clock.NewTimer(s.opts.Debounce)
 			}
+		case r := <-reads.results:
+			if err := s.applyReads(ctx, reads, r); err != nil {
+				return err
+			}
 		case <-fire:
 			debounce = nil
-			next, err := s.flush(ctx, pending, &rescan)
+			next, err := s.flush(ctx, pending, &rescan, reads)
 			if err != nil {
 				return err
 			}
@@ -245,13 +251,12 @@ func (s *FileSource) classify(ev fsnotify.Event) (path string, rescan bool) {
 	return "", fi.IsDir() || fi.Mode()&os.ModeSymlink != 0
 }
 
-// flush reads the files that are due, sends the pods if they changed, and
-// returns when to fire next (0: nothing pending).
-func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile, rescan *bool) (time.Duration, error) {
+// flush starts reading the files that are due (a full re-read, if one is
+// asked for, happens at once) and returns when to fire next (0: nothing
+// pending).
+func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile, rescan *bool, reads *asyncReads) (time.Duration, error) {
 	now := s.opts.Clock.Now()
 	maxWait := 10 * s.opts.Debounce
-	var due []*pendingFile
-	changed := false
 	if *rescan {
 		*rescan = false
 		if err := s.scan(ctx); err != nil {
@@ -268,16 +273,34 @@ func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile,
 			continue
 		}
 		delete(pending, path)
-		due = append(due, p)
-		changed = s.refresh(path) || changed
-	}
-	if changed {
-		if err := s.emit(ctx); err != nil {
-			return 0, err
-		}
-		for _, p := range due {
-			s.opts.Metrics.observePickup(s.opts.Clock.Since(p.first))
-		}
+		reads.start(path, p.first)
 	}
 	return next, nil
+}
+
+// applyReads applies r and every other read already done, then sends the
+// pods if they changed.
+func (s *FileSource) applyReads(ctx context.Context, reads *asyncReads, r fileRead) error {
+	var picked []time.Time
+	for {
+		if reads.finish(r) && s.apply(r) {
+			picked = append(picked, r.first)
+		}
+		select {
+		case r = <-reads.results:
+			continue
+		default:
+		}
+		break
+	}
+	if len(picked) == 0 {
+		return nil
+	}
+	if err := s.emit(ctx); err != nil {
+		return err
+	}
+	for _, first := range picked {
+		s.opts.Metrics.observePickup(s.opts.Clock.Since(first))
+	}
+	return nil
 }
