@@ -53,10 +53,10 @@
 //     and HTTPOptions.MaxBodyBytes may lower it, not raise it. It is a third
 //     of etcd's 1.5 MiB object limit (the apiserver takes 3 MiB requests),
 //     leaving a pod from any manifest room to be stored as a mirror pod; and
-//     it is a hundred times
-//     a real control plane pod. At the limit, a legal manifest is decoded,
-//     defaulted and validated in about 70 ms of CPU with 13 MiB allocated
-//     as YAML, 20 ms and 2 MiB as JSON (BenchmarkParseManifestAtLimit).
+//     it is a hundred times a real control plane pod. At the limit, a legal
+//     manifest is decoded, defaulted and validated in about 70 ms of CPU
+//     with 13 MiB allocated as YAML, 20 ms and 2 MiB as JSON
+//     (BenchmarkParseManifestAtLimit).
 //   - Lists: 256 pods in a PodList; 64 containers and 64 init containers;
 //     256 volumes, tolerations and host aliases; 32 DNS search domains; per
 //     container 1024 env vars, 256 ports and 256 volume mounts.
