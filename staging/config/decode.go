@@ -166,7 +166,7 @@ func decodeStrict(data []byte, obj any) error {
 		other = append(other, e.Error())
 	}
 	me.Detail = strings.Join(other, "; ")
-	return me
+	return me.capFields()
 }
 
 // oneLine folds a multi-line parser message into one line.

@@ -63,7 +63,9 @@
 //
 // A refusal for size matches ErrTooLarge and names the file or URL, the
 // field and the limit ("spec.containers[0].env: Too many: 1025: must have
-// at most 1024 items").
+// at most 1024 items"). A refusal lists at most 20 offending fields and
+// counts the others, so that its message stays short however bad the
+// manifest.
 //
 // A manifest is UTF-8; a UTF-8 byte-order mark is skipped, and UTF-16 with
 // a byte-order mark (what Windows editors save as "Unicode") is transcoded.

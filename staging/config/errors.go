@@ -82,6 +82,22 @@ type ManifestError struct {
 	// A manifest that fails as a whole has none, and Detail says why.
 	Fields field.ErrorList
 	Detail string
+	// omitted counts the offending fields left out of Fields.
+	omitted int
+}
+
+// maxFieldErrors bounds the fields a refusal lists: a manifest of many bad
+// items would otherwise make a message of megabytes, logged, published and
+// sent as an event.
+const maxFieldErrors = 20
+
+// capFields keeps the first maxFieldErrors fields and counts the rest.
+func (e *ManifestError) capFields() *ManifestError {
+	if n := len(e.Fields) - maxFieldErrors; n > 0 {
+		e.Fields = e.Fields[:maxFieldErrors:maxFieldErrors]
+		e.omitted += n
+	}
+	return e
 }
 
 func (e *ManifestError) Error() string {
@@ -102,6 +118,9 @@ func (e *ManifestError) Error() string {
 			b.WriteString("; ")
 		}
 		b.WriteString(f.Error())
+	}
+	if e.omitted > 0 {
+		fmt.Fprintf(&b, "; and %d more", e.omitted)
 	}
 	return b.String()
 }
@@ -124,7 +143,7 @@ func refuse(reason Reason, format string, args ...any) *ManifestError {
 }
 
 func refuseFields(reason Reason, errs field.ErrorList) *ManifestError {
-	return &ManifestError{Reason: reason, Fields: errs}
+	return (&ManifestError{Reason: reason, Fields: errs}).capFields()
 }
 
 // withOrigin returns err with its origin set, if it is a *ManifestError.

@@ -195,3 +195,16 @@ func TestSourcesRefuseALimitAboveMaxManifestBytes(t *testing.T) {
 		t.Errorf("NewHTTPSource with MaxBodyBytes above the limit: %v", err)
 	}
 }
+
+func TestARefusalListsAtMostTwentyFields(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - name: main\n    image: i:1\n    env:\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "    - {name: '%d bad', value: v}\n", i)
+	}
+	_, err := ParseManifest([]byte(b.String()), ParseOptions{NodeName: testNode, Source: podtypes.FileSource, Origin: "/m/web.yaml"})
+	var me *ManifestError
+	if !errors.As(err, &me) || len(me.Fields) != 20 || me.Field() != "spec.containers[0].env[0].name" || !strings.HasSuffix(err.Error(), "; and 980 more") {
+		t.Errorf("ParseManifest = %v; want the first 20 of 1000 bad fields and a count of the others", err)
+	}
+}

@@ -48,7 +48,7 @@ func ParseManifest(data []byte, opts ParseOptions) ([]*corev1.Pod, error) {
 		tooLong = append(tooLong, checkListLengths(&pod.Spec, root.Child("spec"))...)
 	}
 	if len(tooLong) > 0 {
-		return nil, &ManifestError{Origin: opts.Origin, Reason: ReasonTooLarge, Fields: tooLong}
+		return nil, (&ManifestError{Origin: opts.Origin, Reason: ReasonTooLarge, Fields: tooLong}).capFields()
 	}
 	var errs field.ErrorList
 	byName := make(map[string]int, len(pods))
@@ -71,7 +71,7 @@ func ParseManifest(data []byte, opts ParseOptions) ([]*corev1.Pod, error) {
 		byName[full] = i
 	}
 	if len(errs) > 0 {
-		return nil, &ManifestError{Origin: opts.Origin, Reason: ReasonInvalid, Fields: errs}
+		return nil, (&ManifestError{Origin: opts.Origin, Reason: ReasonInvalid, Fields: errs}).capFields()
 	}
 	return pods, nil
 }
