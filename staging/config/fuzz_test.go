@@ -23,7 +23,8 @@ import (
 // reads it (FuzzFileSourceRead), a body as the HTTP source fetches it
 // (FuzzHTTPSourceBody) and validation (FuzzValidateStaticPod). None may
 // panic or hang; every refusal is a *ManifestError naming its origin;
-// every pod accepted is complete. `go test` runs their seeds;
+// every pod accepted is complete. YAML must read as sigs.k8s.io/yaml reads
+// it. `go test` runs their seeds;
 // hack/test-fuzz.sh fuzzes each for a bounded time.
 
 // manifestSeeds are the bad-manifest corpus and a few good manifests,
@@ -40,6 +41,9 @@ func manifestSeeds(f *testing.F) [][]byte {
 	}
 	for _, g := range good {
 		seeds = append(seeds, []byte(g), utf16Bytes(g, false), utf16Bytes(g, true), append([]byte("\uFEFF"), g...))
+	}
+	for _, y := range trickyYAML {
+		seeds = append(seeds, []byte(y))
 	}
 	return seeds
 }
@@ -72,6 +76,9 @@ func FuzzDecodeManifest(f *testing.F) {
 			if !errors.As(err, &me) || !errors.Is(err, ErrManifest) {
 				t.Fatalf("DecodeManifest error %T %v is not a *ManifestError", err, err)
 			}
+		}
+		if text, err := utf8Text(data); err == nil && len(data) <= MaxManifestBytes && !isJSONObject(text) {
+			sameAsSigsYAML(t, text, false)
 		}
 		pods, err := ParseManifest(data, opts)
 		checkParsed(t, opts.Origin, pods, err)
