@@ -2,7 +2,6 @@ package config
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -140,52 +139,6 @@ func (s *FileSource) candidate(name string) bool {
 		return name == s.singleFile
 	}
 	return !isEditorArtifact(name) && hasExtension(name, s.opts.Extensions)
-}
-
-// fileRead is what reading one manifest found. It is made off the Run
-// goroutine (see reads.go) and applied on it.
-type fileRead struct {
-	path string
-	res  readResult
-	err  error // why the file is refused, if it is
-	sum  [sha256.Size]byte
-	// unchanged: the content is what was read last, so nothing was parsed.
-	unchanged bool
-	pods      []*corev1.Pod
-	// An asynchronous read's place among the reads of its file, and when
-	// the event that asked for it came.
-	gen   uint64
-	first time.Time
-}
-
-// read reads and parses one manifest. It touches no state of the source,
-// so any goroutine may run it; last is the sum of the content read before.
-func (s *FileSource) read(path string, last *[sha256.Size]byte) fileRead {
-	r := fileRead{path: path}
-	data, res, err := readManifestFile(path, s.opts.MaxFileBytes)
-	r.res, r.err = res, err
-	if res != readOK {
-		return r
-	}
-	r.sum = sha256.Sum256(data)
-	if last != nil && *last == r.sum {
-		r.unchanged = true // same content: same pods, or the same refusal
-		return r
-	}
-	r.pods, r.err = s.parse(data, ParseOptions{
-		NodeName: s.opts.NodeName, Source: podtypes.FileSource, Origin: path, Now: s.opts.Clock.Now(),
-	})
-	return r
-}
-
-// lastSum returns the sum of the content of path read last, or nil.
-func (s *FileSource) lastSum(path string) *[sha256.Size]byte {
-	e := s.state.entries[path]
-	if e == nil || !e.read {
-		return nil
-	}
-	sum := e.sum
-	return &sum
 }
 
 // refresh re-reads one file in place and reports whether the accepted pods

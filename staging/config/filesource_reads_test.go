@@ -60,6 +60,47 @@ func TestFileSourcePicksUpAManifestWhileAnotherIsParsed(t *testing.T) {
 	}
 }
 
+// TestFileSourceRereadsAFileChangedWhileItIsRead changes a manifest while
+// its first version is being parsed: the pods end as the second version
+// says.
+func TestFileSourceRereadsAFileChangedWhileItIsRead(t *testing.T) {
+	dir := t.TempDir()
+	m := NewMerger(MergerOptions{Buffer: 100})
+	fs, err := NewFileSource(FileOptions{Path: dir, NodeName: testNode, Sink: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsing := make(chan struct{})
+	release := make(chan struct{})
+	first := true
+	fs.parse = func(data []byte, opts ParseOptions) ([]*corev1.Pod, error) {
+		if first { // only one read of a file runs at a time
+			first = false
+			close(parsing)
+			select {
+			case <-release:
+			case <-time.After(20 * time.Second):
+			}
+		}
+		return ParseManifest(data, opts)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fs.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	expect(t, m, "ADD file []")
+
+	writeFile(t, dir, "web.yaml", manifest("web", "img:1"))
+	<-parsing
+	writeFile(t, dir, "web.yaml", manifest("web", "img:2"))
+	time.Sleep(50 * time.Millisecond) // let the second write's events in, most of the time
+	close(release)
+	eventually(t, "the pod of the second version", func() bool {
+		pods := m.Pods()
+		return len(pods) == 1 && pods[0].Spec.Containers[0].Image == "img:2"
+	})
+}
+
 // BenchmarkFilePickupBesideALargeManifest measures, like
 // BenchmarkFilePickup, the time from writing a small manifest to its ADD,
 // while a manifest at the size limit written just before it is being read

@@ -277,30 +277,3 @@ func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile,
 	}
 	return next, nil
 }
-
-// applyReads applies r and every other read already done, then sends the
-// pods if they changed.
-func (s *FileSource) applyReads(ctx context.Context, reads *asyncReads, r fileRead) error {
-	var picked []time.Time
-	for {
-		if reads.finish(r) && s.apply(r) {
-			picked = append(picked, r.first)
-		}
-		select {
-		case r = <-reads.results:
-			continue
-		default:
-		}
-		break
-	}
-	if len(picked) == 0 {
-		return nil
-	}
-	if err := s.emit(ctx); err != nil {
-		return err
-	}
-	for _, first := range picked {
-		s.opts.Metrics.observePickup(s.opts.Clock.Since(first))
-	}
-	return nil
-}

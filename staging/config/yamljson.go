@@ -166,7 +166,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		for i, p := range pairs {
 			if i > 0 {
 				if p.key == pairs[i-1].key { // 1 and "1", say
-					return nil, &jsonPathError{reason: ReasonStrict, typ: field.ErrorTypeDuplicate, detail: "duplicate field", segments: []string{p.key}}
+					return nil, &jsonPathError{reason: ReasonStrict, typ: field.ErrorTypeDuplicate, detail: "two keys that JSON spells the same (1 and \"1\", say)", segments: []string{p.key}}
 				}
 				b = append(b, ',')
 			}

@@ -2,8 +2,13 @@ package config
 
 import (
 	"context"
+	"crypto/sha256"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // maxConcurrentReads bounds the manifests the file source reads and parses
@@ -84,10 +89,83 @@ func (a *asyncReads) finish(r fileRead) bool {
 	return true
 }
 
+// applyReads applies r and every other read already done, then sends the
+// pods if they changed.
+func (s *FileSource) applyReads(ctx context.Context, reads *asyncReads, r fileRead) error {
+	var picked []time.Time
+	for {
+		if reads.finish(r) && s.apply(r) {
+			picked = append(picked, r.first)
+		}
+		select {
+		case r = <-reads.results:
+			continue
+		default:
+		}
+		break
+	}
+	if len(picked) == 0 {
+		return nil
+	}
+	if err := s.emit(ctx); err != nil {
+		return err
+	}
+	for _, first := range picked {
+		s.opts.Metrics.observePickup(s.opts.Clock.Since(first))
+	}
+	return nil
+}
+
 // stop ends the reads under way and waits for them: a read is bounded by
 // MaxManifestBytes, so this is short.
 func (a *asyncReads) stop() {
 	a.cancel()
 	a.wg.Wait()
 	clear(a.s.reading)
+}
+
+// fileRead is what reading one manifest found. It is made off the Run
+// goroutine and applied on it.
+type fileRead struct {
+	path string
+	res  readResult
+	err  error // why the file is refused, if it is
+	sum  [sha256.Size]byte
+	// unchanged: the content is what was read last, so nothing was parsed.
+	unchanged bool
+	pods      []*corev1.Pod
+	// An asynchronous read's place among the reads of its file, and when
+	// the event that asked for it came.
+	gen   uint64
+	first time.Time
+}
+
+// read reads and parses one manifest. It touches no state of the source,
+// so any goroutine may run it; last is the sum of the content read before.
+func (s *FileSource) read(path string, last *[sha256.Size]byte) fileRead {
+	r := fileRead{path: path}
+	data, res, err := readManifestFile(path, s.opts.MaxFileBytes)
+	r.res, r.err = res, err
+	if res != readOK {
+		return r
+	}
+	r.sum = sha256.Sum256(data)
+	if last != nil && *last == r.sum {
+		r.unchanged = true // same content: same pods, or the same refusal
+		return r
+	}
+	r.pods, r.err = s.parse(data, ParseOptions{
+		NodeName: s.opts.NodeName, Source: podtypes.FileSource, Origin: path, Now: s.opts.Clock.Now(),
+	})
+	return r
+}
+
+// lastSum returns the sum of the content of path read last, or nil.
+func (s *FileSource) lastSum(path string) *[sha256.Size]byte {
+	e := s.state.entries[path]
+	if e == nil || !e.read {
+		return nil
+	}
+	sum := e.sum
+	return &sum
 }
