@@ -35,7 +35,7 @@ var corpusRefusals = map[string]wantRefusal{
 	"trailing-garbage.json":     {ReasonSyntax, "", "invalid character '}' after top-level value"},
 	"binary-junk.yaml":          {ReasonEncoding, "", "invalid UTF-8 at byte offset 128 (line 2, byte 0x80)"},
 	"binary-junk.json":          {ReasonEncoding, "", "invalid UTF-8 at byte offset 62 (line 1, byte 0x81)"},
-	"alias-bomb.yaml":           {ReasonSyntax, "", "excessive aliasing"},
+	"alias-bomb.yaml":           {ReasonTooLarge, "", "excessive aliasing"},
 	"top-level-list.yaml":       {ReasonSyntax, "", "the document is not an object"},
 	"wrong-type.yaml":           {ReasonSyntax, "spec.containers", "want []v1.Container, got string"},
 	"wrong-kind.yaml":           {ReasonKind, "kind", `Unsupported value: "Deployment"`},

@@ -53,13 +53,21 @@
 //     and HTTPOptions.MaxBodyBytes may lower it, not raise it. It is a third
 //     of etcd's 1.5 MiB object limit (the apiserver takes 3 MiB requests),
 //     leaving a pod from any manifest room to be stored as a mirror pod; and
-//     it is a hundred times a real control plane pod. At the limit, a legal
-//     manifest is decoded, defaulted and validated in about 70 ms of CPU
-//     with 13 MiB allocated as YAML, 20 ms and 2 MiB as JSON
-//     (BenchmarkParseManifestAtLimit).
+//     it is a hundred times a real control plane pod.
+//   - YAML values: about 131,000, counted from the characters that begin
+//     them before anything is parsed, and as aliases (*name) expand them.
+//     The YAML library takes some 400 bytes a value: without this bound,
+//     "args: [a,a,a,...]" in 512 KiB would cost 90 MiB. JSON, cheap to
+//     decode, has no such bound.
+
 //   - Lists: 256 pods in a PodList; 64 containers and 64 init containers;
 //     256 volumes, tolerations and host aliases; 32 DNS search domains; per
 //     container 1024 env vars, 256 ports and 256 volume mounts.
+//
+// With these, a legal manifest at the limit is decoded, defaulted and
+// validated in about 60 ms of CPU with 13 MiB allocated as YAML written as
+// people write it, 90 ms and 28 MiB for the most values YAML may hold, 20
+// ms and 2 MiB as JSON (BenchmarkParseManifestAtLimit).
 //
 // A refusal for size matches ErrTooLarge and names the file or URL, the
 // field and the limit ("spec.containers[0].env: Too many: 1025: must have

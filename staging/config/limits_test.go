@@ -208,3 +208,47 @@ func TestARefusalListsAtMostTwentyFields(t *testing.T) {
 		t.Errorf("ParseManifest = %v; want the first 20 of 1000 bad fields and a count of the others", err)
 	}
 }
+
+// TestYAMLOfManyTinyValuesIsBounded: "args: [a,a,a,...]" makes a node of
+// every two bytes, each costing the YAML library some 300 bytes.
+func TestYAMLOfManyTinyValuesIsBounded(t *testing.T) {
+	head := "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n  - name: c\n    image: i\n    args: ["
+	dense := head + strings.Repeat("a,", (MaxManifestBytes-len(head)-10)/2) + "]\n"
+	_, err := DecodeManifest([]byte(dense))
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "values, the limit is 131072 (JSON has no such limit)") {
+		t.Errorf("a flow list of %d bytes: %v, want a refusal naming the limit", len(dense), err)
+	}
+	// The same list in JSON is cheap to decode, and allowed.
+	jhead := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},"spec":{"containers":[{"name":"c","image":"i","args":["a"`
+	asJSON := jhead + strings.Repeat(`,"a"`, (MaxManifestBytes-len(jhead)-10)/4) + "]}]}}"
+	if _, err := DecodeManifest([]byte(asJSON)); err != nil {
+		t.Errorf("the list as JSON (%d bytes): %v", len(asJSON), err)
+	}
+	// Block style takes 8 bytes a value: 65,000 values in 512 KiB, allowed.
+	block := denseYAML(MaxManifestBytes)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = DecodeManifest([]byte(block))
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatalf("a block list of %d bytes: %v", len(block), err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 30<<20 {
+		t.Errorf("decoding a block list of %d bytes allocated %d MiB, the budget is 30 MiB", len(block), n>>20)
+	}
+}
+
+func TestYAMLAliasesAreBoundedByWhatTheyExpandTo(t *testing.T) {
+	shared := "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n  - name: c\n    image: i\n    command: [sh, -c, 'ls * && true']\n    env: &env [{name: A, value: a}, {name: B, value: b}]\n  - name: d\n    image: i\n    env: *env\n"
+	pods, err := DecodeManifest([]byte(shared))
+	if err != nil || len(pods[0].Spec.Containers[1].Env) != 2 {
+		t.Fatalf("an alias shared by two containers: %v", err)
+	}
+	// Few nodes, each alias standing for 2,001: 80 of them make 160,000, more than 131,072.
+	bomb := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: &l {" + strings.Repeat("k: v, ", 1000) + "}\nspec:\n  x: [" + strings.Repeat("*l, ", 80) + "]\n"
+	_, err = DecodeManifest([]byte(bomb))
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "the aliases (*name) make more than 131072 values") {
+		t.Errorf("80 aliases of a 2,000-node mapping: %v, want a refusal for aliasing", err)
+	}
+}

@@ -25,6 +25,9 @@ import (
 // reflection, which costs several times the memory. Documents holding only
 // comments do not count.
 func yamlToJSON(text []byte) ([]byte, error) {
+	if err := checkYAMLNodes(text); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	dec.SetStrict(true) // duplicate keys
 	var doc any
@@ -54,6 +57,9 @@ func yamlToJSON(text []byte) ([]byte, error) {
 	}
 	// JSON takes a little more room than YAML: quotes, braces.
 	out, err := appendJSON(make([]byte, 0, len(text)+len(text)/4), doc)
+	if errors.Is(err, errJSONTooLarge) {
+		return nil, refuse(ReasonTooLarge, "the document makes more than %d bytes of JSON: its aliases (*name) repeat too much", maxJSONBytes)
+	}
 	if err != nil {
 		var pe *jsonPathError
 		if errors.As(err, &pe) {
@@ -81,6 +87,15 @@ func yamlError(err error) error {
 	}
 	return refuse(ReasonSyntax, "%s", oneLine("yaml: "+msg))
 }
+
+// maxJSONBytes bounds the JSON a YAML document makes. Spelled out, a
+// manifest is at most about twice as long in JSON as in YAML (quotes,
+// escapes); more means aliases repeat large values, which the YAML library
+// bounds by count, not by size: a 100 KiB string repeated by 100,000
+// aliases would make 10 GB.
+const maxJSONBytes = 4 * MaxManifestBytes
+
+var errJSONTooLarge = errors.New("the JSON is too large")
 
 // jsonPathError is a value that has no JSON form, with the path to it,
 // built as the writer unwinds.
@@ -124,6 +139,9 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, v), nil
 	case string:
+		if len(b)+len(v) > maxJSONBytes {
+			return nil, errJSONTooLarge
+		}
 		return appendJSONString(b, v), nil
 	case int:
 		return strconv.AppendInt(b, int64(v), 10), nil
@@ -140,6 +158,9 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	case []any:
 		b = append(b, '[')
 		for i, e := range v {
+			if len(b) > maxJSONBytes {
+				return nil, errJSONTooLarge
+			}
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -164,6 +185,9 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		slices.SortFunc(pairs, func(a, b pair) int { return strings.Compare(a.key, b.key) })
 		b = append(b, '{')
 		for i, p := range pairs {
+			if len(b) > maxJSONBytes {
+				return nil, errJSONTooLarge
+			}
 			if i > 0 {
 				if p.key == pairs[i-1].key { // 1 and "1", say
 					return nil, &jsonPathError{reason: ReasonStrict, typ: field.ErrorTypeDuplicate, detail: "two keys that JSON spells the same (1 and \"1\", say)", segments: []string{p.key}}
