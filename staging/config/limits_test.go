@@ -252,3 +252,14 @@ func TestYAMLAliasesAreBoundedByWhatTheyExpandTo(t *testing.T) {
 		t.Errorf("80 aliases of a 2,000-node mapping: %v, want a refusal for aliasing", err)
 	}
 }
+
+// TestYAMLAliasesOfALongStringAreBounded: few values, but each alias
+// repeats 100 KiB; the JSON they make is bounded.
+func TestYAMLAliasesOfALongStringAreBounded(t *testing.T) {
+	text := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations: {a: &a \"" + strings.Repeat("x", 100<<10) +
+		"\"}\nspec:\n  x: [" + strings.Repeat("*a, ", 30) + "]\n"
+	_, err := DecodeManifest([]byte(text))
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "makes more than 2097152 bytes of JSON") {
+		t.Errorf("30 aliases of a 100 KiB string: %v, want a refusal for the JSON they make", err)
+	}
+}
