@@ -207,6 +207,12 @@ func TestARefusalListsAtMostTwentyFields(t *testing.T) {
 	if !errors.As(err, &me) || len(me.Fields) != 20 || me.Field() != "spec.containers[0].env[0].name" || !strings.HasSuffix(err.Error(), "; and 980 more") {
 		t.Errorf("ParseManifest = %v; want the first 20 of 1000 bad fields and a count of the others", err)
 	}
+	// The YAML library's list of duplicate keys is cut the same way.
+	dup := "apiVersion: v1\nkind: Pod\nmetadata:\n  labels: {" + strings.Repeat("k: v, ", 101) + "}\n"
+	_, err = DecodeManifest([]byte(dup))
+	if !errors.Is(err, ErrStrict) || strings.Count(err.Error(), "already set in map") != 20 || !strings.HasSuffix(err.Error(), "; and 80 more") {
+		t.Errorf("DecodeManifest = %v; want the first 20 of 100 duplicate keys and a count of the others", err)
+	}
 }
 
 // TestYAMLOfManyTinyValuesIsBounded: "args: [a,a,a,...]" makes a node of
@@ -246,7 +252,11 @@ func TestYAMLAliasesAreBoundedByWhatTheyExpandTo(t *testing.T) {
 		t.Fatalf("an alias shared by two containers: %v", err)
 	}
 	// Few nodes, each alias standing for 2,001: 80 of them make 160,000, more than 131,072.
-	bomb := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: &l {" + strings.Repeat("k: v, ", 1000) + "}\nspec:\n  x: [" + strings.Repeat("*l, ", 80) + "]\n"
+	var labels strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&labels, "k%d: v, ", i)
+	}
+	bomb := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: &l {" + labels.String() + "}\nspec:\n  x: [" + strings.Repeat("*l, ", 80) + "]\n"
 	_, err = DecodeManifest([]byte(bomb))
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "the aliases (*name) make more than 131072 values") {
 		t.Errorf("80 aliases of a 2,000-node mapping: %v, want a refusal for aliasing", err)

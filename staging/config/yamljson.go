@@ -71,21 +71,25 @@ func yamlToJSON(text []byte) ([]byte, error) {
 }
 
 // yamlError classifies a YAML library error: duplicate keys are strict
-// errors, everything else is syntax.
+// errors, everything else is syntax. Of a list of errors, the first
+// maxFieldErrors are told.
 func yamlError(err error) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		dup := true
-		for _, e := range te.Errors {
-			dup = dup && strings.Contains(e, "already set in map")
-		}
-		if dup {
-			return refuse(ReasonStrict, "%s", strings.Join(te.Errors, "; "))
-		}
-		return refuse(ReasonSyntax, "%s", strings.Join(te.Errors, "; "))
+	if !errors.As(err, &te) {
+		return refuse(ReasonSyntax, "%s", oneLine(err.Error()))
 	}
-	return refuse(ReasonSyntax, "%s", oneLine("yaml: "+msg))
+	dup := true
+	for _, e := range te.Errors {
+		dup = dup && strings.Contains(e, "already set in map")
+	}
+	reason := ReasonSyntax
+	if dup {
+		reason = ReasonStrict
+	}
+	told := te.Errors[:min(len(te.Errors), maxFieldErrors)]
+	me := refuse(reason, "%s", strings.Join(told, "; "))
+	me.omitted = len(te.Errors) - len(told)
+	return me
 }
 
 // maxJSONBytes bounds the JSON a YAML document makes. Spelled out, a
