@@ -261,6 +261,12 @@ func TestYAMLAliasesAreBoundedByWhatTheyExpandTo(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "the aliases (*name) make more than 131072 values") {
 		t.Errorf("80 aliases of a 2,000-node mapping: %v, want a refusal for aliasing", err)
 	}
+	// The same in a second document, which the manifest may not have but the
+	// YAML library would read before counting documents.
+	_, err = DecodeManifest([]byte(shared + "---\n" + bomb))
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "the aliases (*name) make more than 131072 values") {
+		t.Errorf("the aliases in a second document: %v, want a refusal for aliasing", err)
+	}
 }
 
 // TestYAMLAliasesOfALongStringAreBounded: few values, but each alias

@@ -1,6 +1,10 @@
 package config
 
 import (
+	"bytes"
+	"errors"
+	"io"
+
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
@@ -19,8 +23,8 @@ const maxYAMLNodes = 1 << 17
 // collection, an entry, a key and its value), which is at least the number
 // of nodes whatever the quoting. Aliases (*name) are the exception, as one
 // can stand for a large part of the document: when the text may hold
-// anchors and aliases, it is parsed (without expanding aliases) and the
-// nodes counted as the aliases expand them.
+// anchors and aliases, its documents are parsed (without expanding
+// aliases) and their nodes counted as the aliases expand them.
 func checkYAMLNodes(text []byte) error {
 	n, anchors, aliases := yamlNodeBound(text)
 	if n > maxYAMLNodes {
@@ -29,14 +33,21 @@ func checkYAMLNodes(text []byte) error {
 	if !anchors || !aliases {
 		return nil
 	}
-	var root yamlv3.Node
-	if err := yamlv3.Unmarshal(text, &root); err != nil {
-		return refuse(ReasonSyntax, "%s", oneLine(err.Error()))
+	dec := yamlv3.NewDecoder(bytes.NewReader(text))
+	seen := map[*yamlv3.Node]int{}
+	for total := 0; ; {
+		var doc yamlv3.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return refuse(ReasonSyntax, "%s", oneLine(err.Error()))
+		}
+		if total += expanded(&doc, seen, maxYAMLNodes-total); total > maxYAMLNodes {
+			return refuse(ReasonTooLarge, "excessive aliasing: the aliases (*name) make more than %d values of the document", maxYAMLNodes)
+		}
 	}
-	if expanded(&root, map[*yamlv3.Node]int{}, maxYAMLNodes) > maxYAMLNodes {
-		return refuse(ReasonTooLarge, "excessive aliasing: the aliases (*name) make more than %d values of the document", maxYAMLNodes)
-	}
-	return nil
 }
 
 // yamlNodeBound returns at least the number of nodes of text, not counting
