@@ -1,5 +1,5 @@
 # The entry points; each target is a script under hack/ that can be run alone.
-.PHONY: all verify test test-unit test-integration bench build run
+.PHONY: all verify test test-unit test-fuzz test-integration bench build run
 
 all: test
 
@@ -9,12 +9,17 @@ verify:
 test-unit:
 	hack/test-unit.sh
 
+# Each Go fuzz target for FUZZ_TIME (default 8s).
+test-fuzz:
+	hack/test-fuzz.sh
+
 test-integration:
 	hack/test-integration.sh
 
-# What CI runs: static checks, unit tests, then the integration tests
-# against real containerd, etcd and kube-apiserver, which it starts itself.
-test: verify test-unit test-integration
+# What CI runs: static checks, unit tests, a bounded fuzzing run, then the
+# integration tests against real containerd, etcd and kube-apiserver,
+# which it starts itself.
+test: verify test-unit test-fuzz test-integration
 
 bench:
 	hack/bench.sh

@@ -33,9 +33,9 @@ var corpusRefusals = map[string]wantRefusal{
 	"malformed-unclosed.yaml":   {ReasonSyntax, "", "yaml: line"},
 	"malformed-truncated.json":  {ReasonSyntax, "", "unexpected end of JSON input"},
 	"trailing-garbage.json":     {ReasonSyntax, "", "invalid character '}' after top-level value"},
-	"binary-junk.yaml":          {ReasonSyntax, "", "control characters are not allowed"},
-	"binary-junk.json":          {ReasonSyntax, "", "invalid character"},
-	"alias-bomb.yaml":           {ReasonSyntax, "", "excessive aliasing"},
+	"binary-junk.yaml":          {ReasonEncoding, "", "invalid UTF-8 at byte offset 128 (line 2, byte 0x80)"},
+	"binary-junk.json":          {ReasonEncoding, "", "invalid UTF-8 at byte offset 62 (line 1, byte 0x81)"},
+	"alias-bomb.yaml":           {ReasonTooLarge, "", "excessive aliasing"},
 	"top-level-list.yaml":       {ReasonSyntax, "", "the document is not an object"},
 	"wrong-type.yaml":           {ReasonSyntax, "spec.containers", "want []v1.Container, got string"},
 	"wrong-kind.yaml":           {ReasonKind, "kind", `Unsupported value: "Deployment"`},
@@ -65,13 +65,13 @@ var corpusRefusals = map[string]wantRefusal{
 	"podlist-one-invalid.json":  {ReasonInvalid, "items[1].spec.containers[0].image", "a container needs an image"},
 	"dup-of-good.yaml":          {ReasonDuplicate, "", "pod full name good-node1_default is already defined by "},
 	// Made at test time.
-	"oversize.yaml":  {ReasonTooLarge, "", "the limit is 10485760"},
+	"oversize.yaml":  {ReasonTooLarge, "", "the limit is 524288"},
 	"loop.yaml":      {ReasonRead, "", "symlink loop"},
 	"dangling.yaml":  {ReasonRead, "", "broken symlink"},
 	"fifo.yaml":      {ReasonRead, "", "not a regular file"},
 	"chain-a.yaml":   {ReasonRead, "", "symlink loop"},
 	"chain-b.yaml":   {ReasonRead, "", "symlink loop"},
-	"huge-line.yaml": {ReasonTooLarge, "", "the limit is 10485760"},
+	"huge-line.yaml": {ReasonTooLarge, "", "the limit is 524288"},
 }
 
 // corpusIgnored are left alone by design: no pod, no error.
@@ -98,10 +98,10 @@ func copyCorpus(t *testing.T) string {
 		}
 		writeFile(t, dir, e.Name(), string(data))
 	}
-	// A valid manifest padded with a comment to just over 10 MiB.
-	padding := strings.Repeat("# padding padding padding padding padding padding padding padding\n", (10<<20)/66+1)
+	// A valid manifest padded with a comment to just over MaxManifestBytes.
+	padding := strings.Repeat("# padding padding padding padding padding padding padding padding\n", MaxManifestBytes/66+1)
 	writeFile(t, dir, "oversize.yaml", manifest("oversize", "busybox:1.36")+padding)
-	writeFile(t, dir, "huge-line.yaml", "# "+strings.Repeat("x", 10<<20)+"\n")
+	writeFile(t, dir, "huge-line.yaml", "# "+strings.Repeat("x", MaxManifestBytes)+"\n")
 	must(t, os.Symlink("loop.yaml", filepath.Join(dir, "loop.yaml")))
 	must(t, os.Symlink("chain-b.yaml", filepath.Join(dir, "chain-a.yaml")))
 	must(t, os.Symlink("chain-a.yaml", filepath.Join(dir, "chain-b.yaml")))

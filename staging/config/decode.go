@@ -1,73 +1,58 @@
 package config
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
+	kjson "sigs.k8s.io/json"
 )
 
-// strictJSON decodes JSON into a typed object, refusing unknown and
-// duplicate fields and matching field names case-sensitively. Its scheme is
-// empty on purpose: objects are decoded as given, with no conversion or
-// defaulting, and no package-level scheme is involved.
-var strictJSON = jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory,
-	runtime.NewScheme(), runtime.NewScheme(), jsonserializer.SerializerOptions{Strict: true})
-
 // DecodeManifest strictly decodes one manifest: a single YAML or JSON
-// document holding a v1 Pod or PodList. It neither defaults nor validates
-// the pods (ParseManifest does). Every error is a *ManifestError.
+// document holding a v1 Pod or PodList, at most MaxManifestBytes, in UTF-8
+// (or UTF-16 with a byte-order mark). It neither defaults nor validates the
+// pods (ParseManifest does). Every error is a *ManifestError.
+//
+// The manifest is parsed once: YAML is read into a tree and written out as
+// JSON, JSON is taken as it is, and the JSON is decoded once into the typed
+// objects, refusing unknown and duplicate fields.
 func DecodeManifest(data []byte) ([]*corev1.Pod, error) {
-	doc, err := singleDocument(data)
+	if len(data) > MaxManifestBytes {
+		return nil, refuse(ReasonTooLarge, "%d bytes, the limit is %d (MaxManifestBytes)", len(data), MaxManifestBytes)
+	}
+	text, err := utf8Text(data)
 	if err != nil {
 		return nil, err
 	}
-	jsonData, err := toJSON(doc)
-	if err != nil {
-		return nil, err
+	if isBlank(text) {
+		return nil, refuse(ReasonEmpty, "no content")
 	}
+	jsonData := text
+	if !isJSONObject(text) {
+		if jsonData, err = yamlToJSON(text); err != nil {
+			return nil, err
+		}
+	}
+	// A look at the type first: it says what to decode into, and whether
+	// the document is an object at all.
 	var tm metav1.TypeMeta
 	if err := json.Unmarshal(jsonData, &tm); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, refuse(ReasonSyntax, "%v (at byte offset %d)", err, se.Offset)
+		}
 		return nil, refuse(ReasonSyntax, "the document is not an object: %v", err)
 	}
 	if errs := checkTypeMeta(tm, nil, "Pod", "PodList"); len(errs) > 0 {
 		return nil, refuseFields(ReasonKind, errs)
 	}
 	if tm.Kind == "PodList" {
-		list := &corev1.PodList{}
-		if err := decodeStrict(jsonData, list); err != nil {
-			return nil, err
-		}
-		pods := make([]*corev1.Pod, len(list.Items))
-		var errs field.ErrorList
-		for i := range list.Items {
-			p := &list.Items[i]
-			// Items may leave out their type; what they state must fit.
-			ip := field.NewPath("items").Index(i)
-			if p.APIVersion != "" && p.APIVersion != "v1" {
-				errs = append(errs, field.NotSupported(ip.Child("apiVersion"), p.APIVersion, []string{"v1"}))
-			}
-			if p.Kind != "" && p.Kind != "Pod" {
-				errs = append(errs, field.NotSupported(ip.Child("kind"), p.Kind, []string{"Pod"}))
-			}
-			p.TypeMeta = metav1.TypeMeta{}
-			pods[i] = p
-		}
-		if len(errs) > 0 {
-			return nil, refuseFields(ReasonKind, errs)
-		}
-		return pods, nil
+		return podListItems(jsonData)
 	}
 	pod := &corev1.Pod{}
 	if err := decodeStrict(jsonData, pod); err != nil {
@@ -77,62 +62,51 @@ func DecodeManifest(data []byte) ([]*corev1.Pod, error) {
 	return []*corev1.Pod{pod}, nil
 }
 
-// singleDocument returns the one YAML document in data. JSON is one
-// document by construction. Documents holding only comments do not count.
-func singleDocument(data []byte) ([]byte, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, refuse(ReasonEmpty, "no content")
+func podListItems(jsonData []byte) ([]*corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := decodeStrict(jsonData, list); err != nil {
+		return nil, err
 	}
-	if utilyaml.IsJSONBuffer(data) {
-		return data, nil
+	if len(list.Items) > maxPodListItems {
+		return nil, refuseFields(ReasonTooLarge, field.ErrorList{field.TooMany(field.NewPath("items"), len(list.Items), maxPodListItems)})
 	}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var docs [][]byte
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
+	pods := make([]*corev1.Pod, len(list.Items))
+	var errs field.ErrorList
+	for i := range list.Items {
+		p := &list.Items[i]
+		// Items may leave out their type; what they state must fit.
+		ip := field.NewPath("items").Index(i)
+		if p.APIVersion != "" && p.APIVersion != "v1" {
+			errs = append(errs, field.NotSupported(ip.Child("apiVersion"), p.APIVersion, []string{"v1"}))
 		}
-		if err != nil {
-			return nil, refuse(ReasonSyntax, "splitting YAML documents: %v", err)
+		if p.Kind != "" && p.Kind != "Pod" {
+			errs = append(errs, field.NotSupported(ip.Child("kind"), p.Kind, []string{"Pod"}))
 		}
-		if j, err := yaml.YAMLToJSON(doc); err == nil && string(j) == "null" {
-			continue // blank or comments only
-		}
-		docs = append(docs, doc)
+		p.TypeMeta = metav1.TypeMeta{}
+		pods[i] = p
 	}
-	switch len(docs) {
-	case 0:
-		return nil, refuse(ReasonEmpty, "only comments or blank YAML documents")
-	case 1:
-		return docs[0], nil
+	if len(errs) > 0 {
+		return nil, refuseFields(ReasonKind, errs)
 	}
-	return nil, refuse(ReasonKind, "the file holds %d YAML documents; a manifest holds one Pod (or one PodList)", len(docs))
+	return pods, nil
 }
 
-// toJSON converts a document to JSON, refusing duplicate keys.
-func toJSON(doc []byte) ([]byte, error) {
-	var jsonData []byte
-	if utilyaml.IsJSONBuffer(doc) {
-		if !json.Valid(doc) {
-			var v any
-			return nil, refuse(ReasonSyntax, "%v", json.Unmarshal(doc, &v))
+// isBlank reports whether text holds only whitespace.
+func isBlank(text []byte) bool {
+	return len(bytes.TrimSpace(text)) == 0
+}
+
+// isJSONObject reports whether text starts, after whitespace, with '{'. A
+// JSON object is also YAML, but reading it as JSON is much cheaper.
+func isJSONObject(text []byte) bool {
+	for _, c := range text {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
 		}
-		jsonData = doc
-	} else {
-		j, err := yaml.YAMLToJSON(doc)
-		if err != nil {
-			return nil, refuse(ReasonSyntax, "%s", strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))
-		}
-		if _, err := yaml.YAMLToJSONStrict(doc); err != nil {
-			return nil, refuse(ReasonStrict, "%s", oneLine(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))
-		}
-		jsonData = j
+		return c == '{'
 	}
-	if string(bytes.TrimSpace(jsonData)) == "null" {
-		return nil, refuse(ReasonEmpty, "the document is null")
-	}
-	return jsonData, nil
+	return false
 }
 
 func checkTypeMeta(tm metav1.TypeMeta, p *field.Path, kinds ...string) field.ErrorList {
@@ -167,31 +141,32 @@ var (
 	typeFieldRE   = regexp.MustCompile(`cannot unmarshal (\S+) into Go struct field [A-Za-z0-9_]+\.(\S+) of type (\S+)`)
 )
 
-// decodeStrict decodes JSON into obj, turning strict-mode complaints into
+// decodeStrict decodes JSON into obj as the apiserver does (field names
+// matched case-sensitively), turning unknown and duplicate fields into
 // field errors and type mismatches into syntax errors naming the field.
-func decodeStrict(data []byte, obj runtime.Object) error {
-	_, _, err := strictJSON.Decode(data, nil, obj)
-	if err == nil {
+func decodeStrict(data []byte, obj any) error {
+	strictErrs, err := kjson.UnmarshalStrict(data, obj)
+	if err != nil {
+		if m := typeFieldRE.FindStringSubmatch(err.Error()); m != nil {
+			return refuseFields(ReasonSyntax, field.ErrorList{field.TypeInvalid(field.NewPath(m[2]), field.OmitValueType{},
+				"want "+m[3]+", got "+m[1])})
+		}
+		return refuse(ReasonSyntax, "%v", err)
+	}
+	if len(strictErrs) == 0 {
 		return nil
 	}
-	if se, ok := runtime.AsStrictDecodingError(err); ok {
-		me := &ManifestError{Reason: ReasonStrict}
-		var other []string
-		for _, e := range se.Errors() {
-			if m := strictFieldRE.FindStringSubmatch(e.Error()); m != nil {
-				me.Fields = append(me.Fields, &field.Error{Type: field.ErrorTypeForbidden, Field: m[2], Detail: m[1] + " field"})
-				continue
-			}
-			other = append(other, e.Error())
+	me := &ManifestError{Reason: ReasonStrict}
+	var other []string
+	for _, e := range strictErrs {
+		if m := strictFieldRE.FindStringSubmatch(e.Error()); m != nil {
+			me.Fields = append(me.Fields, &field.Error{Type: field.ErrorTypeForbidden, Field: m[2], Detail: m[1] + " field"})
+			continue
 		}
-		me.Detail = strings.Join(other, "; ")
-		return me
+		other = append(other, e.Error())
 	}
-	if m := typeFieldRE.FindStringSubmatch(err.Error()); m != nil {
-		return refuseFields(ReasonSyntax, field.ErrorList{field.TypeInvalid(field.NewPath(m[2]), field.OmitValueType{},
-			"want "+m[3]+", got "+m[1])})
-	}
-	return refuse(ReasonSyntax, "%v", err)
+	me.Detail = strings.Join(other, "; ")
+	return me.capFields()
 }
 
 // oneLine folds a multi-line parser message into one line.

@@ -15,8 +15,12 @@ var (
 	ErrManifest = errors.New("manifest refused")
 	// ErrEmpty: the manifest holds no document.
 	ErrEmpty = errors.New("manifest is empty")
-	// ErrTooLarge: the manifest exceeds the size bound.
+	// ErrTooLarge: the manifest exceeds a size bound (MaxManifestBytes, or
+	// a list longer than its bound).
 	ErrTooLarge = errors.New("manifest is too large")
+	// ErrEncoding: the manifest is not UTF-8 (nor UTF-16 with a
+	// byte-order mark, which is transcoded).
+	ErrEncoding = errors.New("manifest is not UTF-8 text")
 	// ErrSyntax: the manifest is not well-formed YAML or JSON, or a value
 	// has the wrong type.
 	ErrSyntax = errors.New("manifest does not parse")
@@ -43,6 +47,7 @@ type Reason string
 const (
 	ReasonEmpty     Reason = "Empty"
 	ReasonTooLarge  Reason = "TooLarge"
+	ReasonEncoding  Reason = "Encoding"
 	ReasonSyntax    Reason = "Syntax"
 	ReasonStrict    Reason = "UnknownField"
 	ReasonKind      Reason = "WrongKind"
@@ -55,6 +60,7 @@ const (
 var reasonSentinel = map[Reason]error{
 	ReasonEmpty:     ErrEmpty,
 	ReasonTooLarge:  ErrTooLarge,
+	ReasonEncoding:  ErrEncoding,
 	ReasonSyntax:    ErrSyntax,
 	ReasonStrict:    ErrStrict,
 	ReasonKind:      ErrKind,
@@ -76,6 +82,22 @@ type ManifestError struct {
 	// A manifest that fails as a whole has none, and Detail says why.
 	Fields field.ErrorList
 	Detail string
+	// omitted counts the offending fields left out of Fields.
+	omitted int
+}
+
+// maxFieldErrors bounds the fields a refusal lists: a manifest of many bad
+// items would otherwise make a message of megabytes, logged, published and
+// sent as an event.
+const maxFieldErrors = 20
+
+// capFields keeps the first maxFieldErrors fields and counts the rest.
+func (e *ManifestError) capFields() *ManifestError {
+	if n := len(e.Fields) - maxFieldErrors; n > 0 {
+		e.Fields = e.Fields[:maxFieldErrors:maxFieldErrors]
+		e.omitted += n
+	}
+	return e
 }
 
 func (e *ManifestError) Error() string {
@@ -96,6 +118,9 @@ func (e *ManifestError) Error() string {
 			b.WriteString("; ")
 		}
 		b.WriteString(f.Error())
+	}
+	if e.omitted > 0 {
+		fmt.Fprintf(&b, "; and %d more", e.omitted)
 	}
 	return b.String()
 }
@@ -118,7 +143,7 @@ func refuse(reason Reason, format string, args ...any) *ManifestError {
 }
 
 func refuseFields(reason Reason, errs field.ErrorList) *ManifestError {
-	return &ManifestError{Reason: reason, Fields: errs}
+	return (&ManifestError{Reason: reason, Fields: errs}).capFields()
 }
 
 // withOrigin returns err with its origin set, if it is a *ManifestError.

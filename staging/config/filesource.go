@@ -1,12 +1,10 @@
 package config
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
+	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -40,7 +38,8 @@ type FileOptions struct {
 	// ResyncInterval is the period of the full re-read that catches what
 	// inotify misses (symlink targets, network filesystems); default 20s.
 	ResyncInterval time.Duration
-	// MaxFileBytes bounds a manifest's size; default 10 MiB.
+	// MaxFileBytes bounds a manifest's size; default and at most
+	// MaxManifestBytes.
 	MaxFileBytes int64
 	// RetryMax caps the backoff while Path does not exist; default 5s.
 	RetryMax time.Duration
@@ -74,9 +73,24 @@ type FileSource struct {
 	log     logr.Logger
 	nodeRef *corev1.ObjectReference
 
-	// state and pending are owned by the Run goroutine.
-	state      *fileState
-	pending    map[string]*pendingFile
+	// state, pending and the reads below are owned by the Run goroutine.
+	state   *fileState
+	pending map[string]*pendingFile
+	// reading holds the files being read in the background; reads counts
+	// the reads started, batches the windows (flushes) that started them.
+	// A window's reads are resolved together, once all of them are done,
+	// so that their order cannot change which file wins a name: open
+	// counts the reads under way per window, unresolved lists the windows
+	// whose results are applied but not resolved yet, and picked holds when
+	// the changes waiting for resolution were first seen.
+	reading    map[string]*readUnderWay
+	reads      uint64
+	batches    uint64
+	open       map[uint64]int
+	unresolved map[uint64]bool
+	picked     []time.Time
+	// parse is ParseManifest; a test may slow it down.
+	parse      func([]byte, ParseOptions) ([]*corev1.Pod, error)
 	sent       bool // a SET was sent since the path (re)appeared
 	singleFile string
 
@@ -93,6 +107,8 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		return nil, errors.New("config: FileOptions.NodeName is required")
 	case opts.Sink == nil:
 		return nil, errors.New("config: FileOptions.Sink is required")
+	case opts.MaxFileBytes > MaxManifestBytes:
+		return nil, fmt.Errorf("config: FileOptions.MaxFileBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", opts.MaxFileBytes, MaxManifestBytes)
 	}
 	if len(opts.Extensions) == 0 {
 		opts.Extensions = []string{".yaml", ".yml", ".json"}
@@ -104,7 +120,7 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		opts.ResyncInterval = 20 * time.Second
 	}
 	if opts.MaxFileBytes <= 0 {
-		opts.MaxFileBytes = 10 << 20
+		opts.MaxFileBytes = MaxManifestBytes
 	}
 	if opts.RetryMax <= 0 {
 		opts.RetryMax = 5 * time.Second
@@ -123,12 +139,16 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 	}
 	opts.Path = filepath.Clean(opts.Path)
 	return &FileSource{
-		opts:      opts,
-		log:       opts.Logger.WithName("file-source").WithValues("path", opts.Path),
-		nodeRef:   nodeReference(opts.NodeName),
-		state:     newFileState(opts.Holders),
-		pending:   make(map[string]*pendingFile),
-		published: make(map[string]error),
+		opts:       opts,
+		log:        opts.Logger.WithName("file-source").WithValues("path", opts.Path),
+		nodeRef:    nodeReference(opts.NodeName),
+		state:      newFileState(opts.Holders),
+		pending:    make(map[string]*pendingFile),
+		reading:    make(map[string]*readUnderWay),
+		open:       make(map[uint64]int),
+		unresolved: make(map[uint64]bool),
+		parse:      ParseManifest,
+		published:  make(map[string]error),
 	}, nil
 }
 
@@ -165,53 +185,48 @@ const (
 	readUnsettled                      // the read looked transient: look again later
 )
 
-// refresh re-reads one file and reports whether what it defines changed.
-// Which pods are accepted is resolve's to decide, once every file due has
-// been read. A read that looks transient changes nothing the first time
-// (attempt 0): a file that held pods and is gone, or is empty (a writer
-// between truncating and writing); a second look is taken as it is. A file
-// that changed while it was read is looked at again, up to
-// maxSettleAttempts times.
+// refresh re-reads one file in place (a full re-read) and reports whether
+// what it defines changed. A read of the file still under way is older:
+// it is dropped.
 func (s *FileSource) refresh(path string, attempt int) refreshResult {
+	s.doneReading(path)
+	return s.apply(s.read(path, s.lastSum(path), s.holds(path), attempt))
+}
+
+// holds reports whether path has accepted pods.
+func (s *FileSource) holds(path string) bool {
 	e := s.state.entries[path]
-	holds := e != nil && len(e.pods) > 0
-	before, statErr := os.Stat(path)
-	data, res, err := readManifestFile(path, s.opts.MaxFileBytes)
-	switch res {
-	case readAbsent:
-		if holds && attempt == 0 {
-			return readUnsettled
-		}
-		if s.forget(path) {
+	return e != nil && len(e.pods) > 0
+}
+
+// apply records what a read found and reports whether what the file
+// defines changed. Which pods are accepted is resolve's to decide.
+func (s *FileSource) apply(r fileRead) refreshResult {
+	switch {
+	case r.unsettled:
+		return readUnsettled
+	case r.res == readAbsent:
+		if s.forget(r.path) {
 			return readChanged
 		}
 		return readSame
-	case readFailed:
-		e = s.state.entry(path)
-		changed := e.read || e.invalid == nil || e.invalid.Error() != err.Error()
-		e.read, e.parsed, e.invalid = false, nil, err
+	case r.res == readFailed:
+		e := s.state.entry(r.path)
+		changed := e.read || e.invalid == nil || e.invalid.Error() != r.err.Error()
+		e.read, e.parsed, e.invalid = false, nil, r.err
 		if changed {
 			return readChanged
 		}
 		return readSame
+	case r.unchanged:
+		return readSame
 	}
-	after, afterErr := os.Stat(path)
-	moved := statErr != nil || afterErr != nil || before.Size() != after.Size() || !before.ModTime().Equal(after.ModTime())
-	if moved && attempt < maxSettleAttempts || holds && attempt == 0 && len(bytes.TrimSpace(data)) == 0 {
-		return readUnsettled
-	}
-	e = s.state.entry(path)
-	sum := sha256.Sum256(data)
-	if e.read && sum == e.sum {
-		return readSame // unchanged content: same pods, or the same refusal
-	}
+	e := s.state.entry(r.path)
 	if e.read {
 		e.changedAt = s.opts.Clock.Now()
 	}
-	e.sum, e.read = sum, true
-	e.parsed, e.invalid = ParseManifest(data, ParseOptions{
-		NodeName: s.opts.NodeName, Source: podtypes.FileSource, Origin: path, Now: s.opts.Clock.Now(),
-	})
+	e.sum, e.read = r.sum, true
+	e.parsed, e.invalid = r.pods, r.err
 	return readChanged
 }
 

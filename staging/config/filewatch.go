@@ -197,6 +197,8 @@ func (s *FileSource) loop(ctx context.Context, w *fsnotify.Watcher, dir string) 
 	}()
 	pending := s.pending
 	rescan := false
+	reads := s.newAsyncReads(ctx)
+	defer reads.stop()
 
 	for {
 		var fire <-chan time.Time
@@ -239,9 +241,17 @@ func (s *FileSource) loop(ctx context.Context, w *fsnotify.Watcher, dir string) 
 			if debounce == nil {
 				debounce = s.opts.Clock.NewTimer(s.opts.Debounce)
 			}
+		case r := <-reads.results:
+			settling, err := s.applyReads(ctx, reads, r)
+			if err != nil {
+				return err
+			}
+			if settling && debounce == nil {
+				debounce = s.opts.Clock.NewTimer(s.opts.SettleDelay)
+			}
 		case <-fire:
 			debounce = nil
-			next, err := s.flush(ctx, pending, &rescan)
+			next, err := s.flush(ctx, pending, &rescan, reads)
 			if err != nil {
 				return err
 			}
@@ -281,20 +291,20 @@ func (s *FileSource) classify(ev fsnotify.Event) (path string, rescan bool) {
 	return "", fi.IsDir() || fi.Mode()&os.ModeSymlink != 0
 }
 
-// flush reads the files that are due, sends the pods if they changed, and
-// returns when to fire next (0: nothing pending).
-func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile, rescan *bool) (time.Duration, error) {
-
+// flush starts reading the files that are due, as one window whose
+// results are resolved together (a full re-read, if one is asked for,
+// happens at once), and returns when to fire next (0: nothing pending).
+func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile, rescan *bool, reads *asyncReads) (time.Duration, error) {
 	now := s.opts.Clock.Now()
 	maxWait := 10 * s.opts.Debounce
-	var due []*pendingFile
-	changed := false
 	if *rescan {
 		*rescan = false
 		if err := s.scan(ctx); err != nil {
 			return 0, err
 		}
 	}
+	s.batches++
+	batch := s.batches
 	var next time.Duration
 	for path, p := range pending {
 		wait := min(p.last.Add(s.opts.Debounce).Sub(now), p.first.Add(maxWait).Sub(now))
@@ -312,24 +322,7 @@ func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile,
 			continue
 		}
 		delete(pending, path)
-		switch s.refresh(path, p.attempt) {
-		case readChanged:
-			changed = true
-			due = append(due, p)
-		case readUnsettled:
-			s.settle(path, p.first, p.attempt+1)
-			if next == 0 || s.opts.SettleDelay < next {
-				next = s.opts.SettleDelay
-			}
-		}
-	}
-	if changed && s.resolve() {
-		if err := s.emit(ctx); err != nil {
-			return 0, err
-		}
-		for _, p := range due {
-			s.opts.Metrics.observePickup(s.opts.Clock.Since(p.first))
-		}
+		reads.start(path, p.first, p.attempt, batch)
 	}
 	return next, nil
 }

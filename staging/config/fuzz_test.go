@@ -1,24 +1,75 @@
 package config
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
-// FuzzDecodeManifest feeds the decoder and the whole parse arbitrary bytes.
-// Neither may panic or hang; every failure is a *ManifestError naming its
-// origin; every pod accepted is complete: a UID, bound to the node, with
-// containers, marked static.
+// Each decoder and validator that takes outside input has a fuzz test:
+// the manifest decoder (FuzzDecodeManifest), a file as the file source
+// reads it (FuzzFileSourceRead), a body as the HTTP source fetches it
+// (FuzzHTTPSourceBody) and validation (FuzzValidateStaticPod). None may
+// panic or hang; every refusal is a *ManifestError naming its origin;
+// every pod accepted is complete. YAML must read as sigs.k8s.io/yaml reads
+// it. `go test` runs their seeds;
+// hack/test-fuzz.sh fuzzes each for a bounded time.
+
+// manifestSeeds are the bad-manifest corpus and a few good manifests,
+// also in UTF-16 and with a UTF-8 byte-order mark.
+func manifestSeeds(f *testing.F) [][]byte {
+	seeds := corpusSeeds(f)
+	good := []string{
+		goodPodJSON,
+		manifest("web", "nginx:1"),
+		unicodeManifest,
+		`{"apiVersion":"v1","kind":"PodList","items":[{"metadata":{"name":"a"},"spec":{"containers":[{"name":"c","image":"i"}]}}]}`,
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: web, labels: {a: yes}}\nspec:\n  containers: [{name: c, image: i, ports: [{containerPort: 0x50}]}]\n",
+		"apiVersion: v1\nkind: Pod\nmetadata: &m {name: web}\nspec:\n  containers: [{name: c, image: i, env: [{name: A, value: !!binary aGVsbG8=}]}]\n",
+	}
+	for _, g := range good {
+		seeds = append(seeds, []byte(g), utf16Bytes(g, false), utf16Bytes(g, true), append([]byte("\uFEFF"), g...))
+	}
+	for _, y := range trickyYAML {
+		seeds = append(seeds, []byte(y))
+	}
+	return seeds
+}
+
+// checkParsed checks what ParseManifest (or a source) returned.
+func checkParsed(t *testing.T, origin string, pods []*corev1.Pod, err error) {
+	t.Helper()
+	if err != nil {
+		var me *ManifestError
+		if !errors.As(err, &me) || !errors.Is(err, ErrManifest) || me.Origin != origin {
+			t.Fatalf("error %T %v is not a *ManifestError naming %s", err, err, origin)
+		}
+		return
+	}
+	for _, p := range pods {
+		if p.UID == "" || p.Spec.NodeName != testNode || len(p.Spec.Containers) == 0 || !podtypes.IsStaticPod(p) {
+			t.Fatalf("accepted an incomplete pod: %+v", p)
+		}
+	}
+}
+
 func FuzzDecodeManifest(f *testing.F) {
-	for _, seed := range corpusSeeds(f) {
+	for _, seed := range manifestSeeds(f) {
 		f.Add(seed)
 	}
-	f.Add([]byte(goodPodJSON))
-	f.Add([]byte(manifest("web", "nginx:1")))
-	f.Add([]byte(`{"apiVersion":"v1","kind":"PodList","items":[{"metadata":{"name":"a"},"spec":{"containers":[{"name":"c","image":"i"}]}}]}`))
-	opts := ParseOptions{NodeName: "node1", Source: podtypes.FileSource, Origin: "/fuzz.yaml"}
+	opts := ParseOptions{NodeName: testNode, Source: podtypes.FileSource, Origin: "/fuzz.yaml"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if _, err := DecodeManifest(data); err != nil {
 			var me *ManifestError
@@ -26,18 +77,142 @@ func FuzzDecodeManifest(f *testing.F) {
 				t.Fatalf("DecodeManifest error %T %v is not a *ManifestError", err, err)
 			}
 		}
+		if text, err := utf8Text(data); err == nil && len(data) <= MaxManifestBytes && !isJSONObject(text) {
+			sameAsSigsYAML(t, text, false)
+		}
 		pods, err := ParseManifest(data, opts)
-		if err != nil {
-			var me *ManifestError
-			if !errors.As(err, &me) || me.Origin != "/fuzz.yaml" {
-				t.Fatalf("ParseManifest error %T %v does not name its origin", err, err)
-			}
+		checkParsed(t, opts.Origin, pods, err)
+		// The same text in UTF-16 is the same manifest.
+		if err != nil || !utf8.Valid(data) || bytes.HasPrefix(data, []byte("\uFEFF")) || 2*len(data)+2 > MaxManifestBytes {
 			return
 		}
-		for _, p := range pods {
-			if p.UID == "" || p.Spec.NodeName != "node1" || len(p.Spec.Containers) == 0 || !podtypes.IsStaticPod(p) {
-				t.Fatalf("accepted an incomplete pod: %+v", p)
+		again, err := ParseManifest(utf16Bytes(string(data), true), opts)
+		if err != nil || len(again) != len(pods) {
+			t.Fatalf("as UTF-16: %d pods, %v; as UTF-8: %d pods", len(again), err, len(pods))
+		}
+		for i := range pods {
+			if again[i].UID != pods[i].UID {
+				t.Fatalf("as UTF-16, pod %d has UID %s, not %s", i, again[i].UID, pods[i].UID)
 			}
+		}
+	})
+}
+
+func FuzzFileSourceRead(f *testing.F) {
+	for _, seed := range manifestSeeds(f) {
+		f.Add(seed)
+	}
+	dir := f.TempDir() // one file, rewritten by each run
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fs, err := NewFileSource(FileOptions{Path: dir, NodeName: testNode, Sink: chanSink(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := writeFile(t, dir, "m.yaml", string(data))
+		r := fs.read(path, nil, false, maxSettleAttempts)
+		if r.res != readOK {
+			t.Fatalf("a regular file of %d bytes: read result %v, %v", len(data), r.res, r.err)
+		}
+		checkParsed(t, path, r.pods, r.err)
+		if len(data) > MaxManifestBytes && !errors.Is(r.err, ErrTooLarge) {
+			t.Fatalf("a file of %d bytes: %v, want ErrTooLarge", len(data), r.err)
+		}
+	})
+}
+
+// bodyTransport answers every request with body, and a Content-Length
+// that may lie.
+type bodyTransport struct {
+	body   []byte
+	length int64
+}
+
+func (b bodyTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", ContentLength: b.length,
+		Body: io.NopCloser(bytes.NewReader(b.body)), Header: http.Header{}}, nil
+}
+
+func FuzzHTTPSourceBody(f *testing.F) {
+	for _, seed := range manifestSeeds(f) {
+		f.Add(seed, int64(len(seed)))
+	}
+	f.Add([]byte(goodPodJSON), int64(-1))
+	f.Add([]byte(goodPodJSON), int64(MaxManifestBytes+1))
+	const url = "http://manifests.example/pods"
+	f.Fuzz(func(t *testing.T, body []byte, length int64) {
+		sink := make(chanSink, 1)
+		s, err := NewHTTPSource(HTTPOptions{URL: url, NodeName: testNode, Sink: sink,
+			Client: &http.Client{Transport: bodyTransport{body, length}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.poll(context.Background())
+		select {
+		case u := <-sink:
+			if err := s.Err(); err != nil || u.Op != podtypes.SET || u.Source != podtypes.HTTPSource {
+				t.Fatalf("sent %s with Err() = %v", summarize(u), err)
+			}
+			checkParsed(t, url, u.Pods, nil)
+			if len(body) > MaxManifestBytes {
+				t.Fatalf("accepted a body of %d bytes", len(body))
+			}
+		default:
+			var me *ManifestError
+			if err := s.Err(); !errors.As(err, &me) || me.Origin != url {
+				t.Fatalf("nothing sent, and Err() = %T %v", err, err)
+			}
+		}
+	})
+}
+
+// FuzzValidateStaticPod builds pods from fuzzed field values, so that
+// every input reaches validation.
+func FuzzValidateStaticPod(f *testing.F) {
+	f.Add("web", "default", "main", "nginx:1", "data", "/data", "/var/lib/data", int32(80), int32(0), false, "Always", "PORT", "100m")
+	f.Add("Web_", "kube-system", "", " i ", "d", "", "relative", int32(70000), int32(81), true, "Sometimes", "1BAD", "-1")
+	f.Add("", "", "c", "i", "", "/x", "", int32(-1), int32(-1), false, "", "", "")
+	f.Fuzz(func(t *testing.T, name, namespace, container, image, volume, mountPath, hostPath string,
+		port, hostPort int32, hostNetwork bool, restart, envName, cpu string) {
+		pod := &corev1.Pod{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+			Spec: corev1.PodSpec{
+				HostNetwork:   hostNetwork,
+				RestartPolicy: corev1.RestartPolicy(restart),
+				Containers: []corev1.Container{{
+					Name: container, Image: image,
+					Ports:        []corev1.ContainerPort{{ContainerPort: port, HostPort: hostPort}},
+					Env:          []corev1.EnvVar{{Name: envName, Value: "v"}},
+					VolumeMounts: []corev1.VolumeMount{{Name: volume, MountPath: mountPath}},
+				}},
+				Volumes: []corev1.Volume{{Name: volume, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostPath}}}},
+			},
+		}
+		if q, err := resource.ParseQuantity(cpu); err == nil {
+			pod.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: q}
+		}
+		data, err := json.Marshal(pod)
+		if err != nil {
+			t.Skip(err) // a value JSON cannot carry
+		}
+		opts := ParseOptions{NodeName: testNode, Source: podtypes.FileSource, Origin: "/fuzz.json"}
+		pods, err := ParseManifest(data, opts)
+		checkParsed(t, opts.Origin, pods, err)
+		var me *ManifestError
+		if errors.As(err, &me) {
+			if me.Reason == ReasonInvalid && len(me.Fields) == 0 {
+				t.Fatalf("an invalid pod with no field named: %v", err)
+			}
+			for _, fe := range me.Fields {
+				if !strings.HasPrefix(fe.Field, "metadata") && !strings.HasPrefix(fe.Field, "spec") {
+					t.Fatalf("a refusal names field %q, outside the pod: %v", fe.Field, err)
+				}
+			}
+		}
+		// Validation is a function of the manifest.
+		again, err2 := ParseManifest(data, opts)
+		if (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() || err == nil && again[0].UID != pods[0].UID {
+			t.Fatalf("parsed twice: %v and %v", err, err2)
 		}
 	})
 }

@@ -29,7 +29,7 @@ type HTTPOptions struct {
 	Interval time.Duration
 	// Timeout bounds one request, body included; default 10s.
 	Timeout time.Duration
-	// MaxBodyBytes bounds the body; default 10 MiB.
+	// MaxBodyBytes bounds the body; default and at most MaxManifestBytes.
 	MaxBodyBytes int64
 	// Client defaults to a plain http.Client.
 	Client   *http.Client
@@ -67,6 +67,8 @@ func NewHTTPSource(opts HTTPOptions) (*HTTPSource, error) {
 		return nil, errors.New("config: HTTPOptions.NodeName is required")
 	case opts.Sink == nil:
 		return nil, errors.New("config: HTTPOptions.Sink is required")
+	case opts.MaxBodyBytes > MaxManifestBytes:
+		return nil, fmt.Errorf("config: HTTPOptions.MaxBodyBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", opts.MaxBodyBytes, MaxManifestBytes)
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = 20 * time.Second
@@ -75,7 +77,7 @@ func NewHTTPSource(opts HTTPOptions) (*HTTPSource, error) {
 		opts.Timeout = 10 * time.Second
 	}
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = 10 << 20
+		opts.MaxBodyBytes = MaxManifestBytes
 	}
 	if opts.Client == nil {
 		opts.Client = &http.Client{}

@@ -40,6 +40,17 @@ func ParseManifest(data []byte, opts ParseOptions) ([]*corev1.Pod, error) {
 	if err != nil {
 		return nil, withOrigin(err, opts.Origin)
 	}
+	var tooLong field.ErrorList
+	for i, pod := range pods {
+		var root *field.Path
+		if len(pods) > 1 {
+			root = field.NewPath("items").Index(i)
+		}
+		tooLong = append(tooLong, checkListLengths(&pod.Spec, root.Child("spec"))...)
+	}
+	if len(tooLong) > 0 {
+		return nil, (&ManifestError{Origin: opts.Origin, Reason: ReasonTooLarge, Fields: tooLong}).capFields()
+	}
 	var errs field.ErrorList
 	byName := make(map[string]int, len(pods))
 	for i, pod := range pods {
@@ -61,7 +72,7 @@ func ParseManifest(data []byte, opts ParseOptions) ([]*corev1.Pod, error) {
 		byName[full] = i
 	}
 	if len(errs) > 0 {
-		return nil, &ManifestError{Origin: opts.Origin, Reason: ReasonInvalid, Fields: errs}
+		return nil, (&ManifestError{Origin: opts.Origin, Reason: ReasonInvalid, Fields: errs}).capFields()
 	}
 	return pods, nil
 }

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Fuzzes every Go fuzz target (func FuzzXxx(f *testing.F)) of every module
+# for FUZZ_TIME each (default 8s: with four targets and the build, about a
+# minute in all). `go test` alone runs only their seed corpora; this looks
+# for new inputs too. A failing input is written under
+# the package's testdata/fuzz/, where `go test` replays it from then on.
+# Staging modules are fuzzed with GOWORK=off, as hack/test-unit.sh tests them.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+root=$(repo_root)
+cd "$root"
+fuzztime=${FUZZ_TIME:-8s}
+
+for mod in $(go_modules "$root"); do
+  case $mod in test/*) continue ;; esac
+  # Test files declaring fuzz targets, outside nested modules.
+  files=$(cd "$mod" && grep -rl --include='*_test.go' '^func Fuzz[A-Z0-9_]' . 2>/dev/null |
+    while read -r f; do
+      d=$(dirname "$f")
+      nested=false
+      while [[ $d != . ]]; do [[ -f $d/go.mod ]] && nested=true; d=$(dirname "$d"); done
+      $nested || echo "$f"
+    done | sort) || true
+  for f in $files; do
+    pkg=./$(dirname "${f#./}")
+    for name in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' "$mod/$f"); do
+      log "fuzz: $mod $pkg $name for $fuzztime"
+      if [[ $mod == staging/* ]]; then
+        (cd "$mod" && GOWORK=off go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg")
+      else
+        (cd "$mod" && go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg")
+      fi
+    done
+  done
+done
