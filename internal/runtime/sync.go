@@ -133,9 +133,10 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			continue
 		}
 		restarts := s.Previous.nextRestartCount()
-		if s.Previous != nil && s.Previous.State == ContainerStateCreated {
-			// Never started (an agent killed while creating it, or a start
-			// that failed): it must not run later beside its replacement.
+		if s.Previous != nil && s.Previous.neverStarted() {
+			// Never started (an agent killed while creating or starting it,
+			// or a start that failed): it must not run later beside its
+			// replacement, nor stay as a dead instance that never was.
 			err := r.rt.RemoveContainer(ctx, s.Previous.ID)
 			if err != nil && !isNotFound(err) {
 				res.add(Action{Kind: ActionStartContainer, Container: c.Name, Reason: s.Reason, Err: err})
@@ -167,8 +168,8 @@ func specContainer(pod *corev1.Pod, s startStep) *corev1.Container {
 // inBackoff applies the crash-loop back-off to replacing an exited
 // instance; it returns nil if the replacement may start now.
 func (r *Runtime) inBackoff(pod *corev1.Pod, c *corev1.Container, prev *ContainerStatus) *BackoffError {
-	if prev == nil || prev.State != ContainerStateExited {
-		return nil
+	if prev == nil || prev.State != ContainerStateExited || prev.neverStarted() {
+		return nil // a start that failed is the workers' back-off to pace
 	}
 	key := backoffKey(pod.UID, c.Name, HashContainer(c))
 	left, delay := r.backoff.wait(key, prev.StartedAt, prev.FinishedAt)

@@ -304,35 +304,53 @@ func TestNameReservedIsToldApart(t *testing.T) {
 	}
 }
 
-// A container created but never started (the agent killed inside
-// CreateContainer, or a start that failed) is removed and replaced under
-// its own restart count: only instances that ran count as restarts.
+// A container that never started (the agent killed inside CreateContainer
+// leaves it created; inside StartContainer, or a start that failed, leaves
+// it exited without a start time) is removed and replaced under its own
+// restart count, at once: only instances that ran count as restarts, and
+// only they wait out the crash-loop back-off.
 func TestSyncPodReplacesANeverStartedContainerWithoutCountingARestart(t *testing.T) {
-	w := newWorld(t)
-	pod := newPod()
-	w.cri.InjectError("StartContainer", errors.New("agent killed"))
-	if _, err := w.sync(pod, nil); err == nil {
-		t.Fatal("the first sync succeeded; want its start to fail")
-	}
-	created := w.containerID("u1", "app")
-	w.calls()
+	for _, tc := range []struct {
+		name  string
+		leave func(w *world, id string)
+	}{
+		{"created", func(*world, string) {}},
+		{"exited without a start", func(w *world, id string) {
+			w.cri.Lock()
+			defer w.cri.Unlock()
+			c := w.cri.Containers[id]
+			c.State, c.ExitCode, c.StartedAt, c.FinishedAt = runtimeapi.ContainerState_CONTAINER_EXITED, 128, 0, w.clock.Now().UnixNano()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			pod := newPod()
+			w.cri.InjectError("StartContainer", errors.New("agent killed"))
+			if _, err := w.sync(pod, nil); err == nil {
+				t.Fatal("the first sync succeeded; want its start to fail")
+			}
+			created := w.containerID("u1", "app")
+			tc.leave(w, created)
+			w.calls()
 
-	w.mustSync(pod)
-	if got, want := w.calls(), []string{"RemoveContainer", "CreateContainer", "StartContainer"}; !cmp.Equal(got, want) {
-		t.Errorf("calls = %v, want %v", got, want)
-	}
-	c := w.lastContainerConfig()
-	if c.Annotations[AnnotationRestartCount] != "0" || c.Metadata.Attempt != 0 {
-		t.Errorf("replacement: restartCount %q, attempt %d; want 0 and 0: the first instance never ran",
-			c.Annotations[AnnotationRestartCount], c.Metadata.Attempt)
-	}
-	st, err := w.rt.GetPodStatus(context.Background(), pod.UID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// (The fake names containers by name and attempt: the replacement
-	// has the same ID, and only one container may be left.)
-	if len(st.Containers) != 1 || st.Containers[0].State != ContainerStateRunning || st.Containers[0].ID != created {
-		t.Errorf("containers = %+v, want the one replacement, running", st.Containers)
+			w.mustSync(pod)
+			if got, want := w.calls(), []string{"RemoveContainer", "CreateContainer", "StartContainer"}; !cmp.Equal(got, want) {
+				t.Errorf("calls = %v, want %v", got, want)
+			}
+			c := w.lastContainerConfig()
+			if c.Annotations[AnnotationRestartCount] != "0" || c.Metadata.Attempt != 0 {
+				t.Errorf("replacement: restartCount %q, attempt %d; want 0 and 0: the first instance never ran",
+					c.Annotations[AnnotationRestartCount], c.Metadata.Attempt)
+			}
+			st, err := w.rt.GetPodStatus(context.Background(), pod.UID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// (The fake names containers by name and attempt: the replacement
+			// has the same ID, and only one container may be left.)
+			if len(st.Containers) != 1 || st.Containers[0].State != ContainerStateRunning || st.Containers[0].ID != created {
+				t.Errorf("containers = %+v, want the one replacement, running", st.Containers)
+			}
+		})
 	}
 }

@@ -80,15 +80,22 @@ type PodStatus struct {
 	Containers []ContainerStatus
 }
 
+// neverStarted reports whether the instance never ran: created and never
+// started, or ended by a start that did not happen (an agent killed
+// inside CreateContainer or StartContainer, a start that failed).
+func (c *ContainerStatus) neverStarted() bool {
+	return c.State == ContainerStateCreated || c.State == ContainerStateExited && c.StartedAt.IsZero()
+}
+
 // nextRestartCount is the restart count of the instance that replaces c
-// (nil: none ran yet). Only an instance that started counts: one created
-// but never started (an agent killed in CreateContainer, a failed start)
-// is replaced under its own count, so restarts count what really ran.
+// (nil: none ran yet). Only an instance that started counts: one that
+// never started is replaced under its own count, so restarts count what
+// really ran.
 func (c *ContainerStatus) nextRestartCount() int {
 	switch {
 	case c == nil:
 		return 0
-	case c.State == ContainerStateCreated:
+	case c.neverStarted():
 		return c.RestartCount
 	}
 	return c.RestartCount + 1

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func TestBinaryCrashDuringBurstLeavesNoDebris(t *testing.T) {
 		took := time.Since(began)
 		worst = max(worst, took)
 		if len(v) > 0 {
-			t.Fatalf("round %d (killed %v into the burst): not converged within 60s:\n  %s\n%s", round, nap, strings.Join(v, "\n  "), h.log(30))
+			t.Fatalf("round %d (killed %v into the burst): not converged within 60s:\n  %s\n%s", round, nap, strings.Join(v, "\n  "), h.logsAbout(v))
 		}
 		t.Logf("round %d: killed %v into the burst; converged in %v (on the way: %d disagreements, e.g. %v)",
 			round, nap, took.Round(10*time.Millisecond), len(seen), first(seen))
@@ -119,6 +120,30 @@ func (h *agentHarness) debris() []string {
 		}
 	}
 	return out
+}
+
+// logsAbout returns the lines of every agent log so far that name a pod
+// the disagreements name.
+func (h *agentHarness) logsAbout(disagreements []string) string {
+	names := map[string]bool{}
+	for _, d := range disagreements {
+		if name, _, ok := strings.Cut(d, ":"); ok {
+			names[name] = true
+		}
+	}
+	var b strings.Builder
+	for i := 1; i <= h.starts; i++ {
+		data, _ := os.ReadFile(filepath.Join(h.dir, fmt.Sprintf("agent-%d.log", i)))
+		for _, l := range strings.Split(string(data), "\n") {
+			for name := range names {
+				if strings.Contains(l, name) {
+					fmt.Fprintf(&b, "    agent-%d: %s\n", i, l)
+					break
+				}
+			}
+		}
+	}
+	return b.String()
 }
 
 func first(s []string) string {
