@@ -50,7 +50,7 @@ func (x *originIndex) snapshot() map[types.UID]string {
 			continue
 		}
 		f := parsedFile{mod: fi.ModTime(), size: fi.Size()}
-		if data, err := os.ReadFile(p); err == nil {
+		if data, err := os.ReadFile(p); err == nil { // #nosec G304 -- p is a manifest under the operator's --manifest-dir
 			pods, _ := config.ParseManifest(data, config.ParseOptions{NodeName: x.node, Source: podtypes.FileSource, Origin: p})
 			for _, pod := range pods {
 				f.uids = append(f.uids, pod.UID)

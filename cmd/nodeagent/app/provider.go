@@ -5,24 +5,31 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/localapi"
+	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/config"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
+// agentQueries is what the local API asks the agent.
+type agentQueries interface {
+	Pods() []agent.PodInfo
+	Timeline(types.UID) []timeline.Entry
+}
+
 // apiProvider shows the agent and the config sources to the local API.
 type apiProvider struct {
-	agent   *agent.Agent
+	agent   agentQueries
 	file    *config.FileSource // nil without --manifest-dir
 	http    *config.HTTPSource // nil without --manifest-url
-	url     string
-	origins *originIndex // nil without --manifest-dir
+	url     string             // redacted
+	origins *originIndex       // nil without --manifest-dir
 	ready   func() error
 }
 
 var _ localapi.Provider = (*apiProvider)(nil)
 
-func newAPIProvider(ag *agent.Agent, file *config.FileSource, http *config.HTTPSource, o *Options, ready func() error) *apiProvider {
-	p := &apiProvider{agent: ag, file: file, http: http, url: o.ManifestURL, ready: ready}
+func newAPIProvider(ag agentQueries, file *config.FileSource, http *config.HTTPSource, o *Options, ready func() error) *apiProvider {
+	p := &apiProvider{agent: ag, file: file, http: http, url: config.RedactURL(o.ManifestURL), ready: ready}
 	if file != nil {
 		p.origins = newOriginIndex(o.ManifestDir, o.NodeName)
 	}
