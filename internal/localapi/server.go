@@ -67,7 +67,7 @@ func (s *Server) Run(ctx context.Context) error {
 
 	select {
 	case err := <-errc:
-		os.Remove(s.opts.SocketPath)
+		_ = os.Remove(s.opts.SocketPath) // best effort; the serve error is the one to report
 		return fmt.Errorf("local API on %s: %w", s.opts.SocketPath, err)
 	case <-ctx.Done():
 	}
