@@ -90,12 +90,12 @@ func (m *Manager) setupVolume(uid types.UID, v *corev1.Volume) (string, error) {
 			return "", fmt.Errorf("volume %q: emptyDir medium %q: %w", v.Name, v.EmptyDir.Medium, ErrUnsupportedVolume)
 		}
 		path := m.EmptyDirPath(uid, v.Name)
-		if err := os.MkdirAll(path, 0o777); err != nil {
+		if err := os.MkdirAll(path, 0o777); err != nil { // #nosec G301 -- an emptyDir is writable by any container user, as under the kubelet
 			return "", fmt.Errorf("volume %q: %w", v.Name, err)
 		}
 		// Any user of any container may write an emptyDir; the umask must
 		// not decide that.
-		if err := os.Chmod(path, 0o777); err != nil {
+		if err := os.Chmod(path, 0o777); err != nil { // #nosec G302 -- see above: the umask must not decide it
 			return "", fmt.Errorf("volume %q: %w", v.Name, err)
 		}
 		return path, nil
@@ -121,7 +121,7 @@ func resolveMount(paths map[string]string, vm corev1.VolumeMount) (runtime.Mount
 		}
 		host = filepath.Join(host, vm.SubPath)
 		if _, err := os.Lstat(host); os.IsNotExist(err) {
-			if err := os.MkdirAll(host, 0o755); err != nil {
+			if err := os.MkdirAll(host, 0o755); err != nil { // #nosec G301 -- a missing subPath is made 0755, as the kubelet does
 				return runtime.Mount{}, fmt.Errorf("volumeMount %s: subPath: %w", vm.MountPath, err)
 			}
 		}
