@@ -69,7 +69,7 @@ func Check(t *testing.T, dial func() (net.Conn, error), path string, lim httplim
 			t.Fatal(err)
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		waitClosed(t, c, time.Now(), lim.Idle, "the idle keep-alive connection")
 	})
 
@@ -119,7 +119,7 @@ func mustDial(t *testing.T, dial func() (net.Conn, error)) net.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
@@ -134,7 +134,7 @@ func get(t *testing.T, dial func() (net.Conn, error), path, header string) int {
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	return resp.StatusCode
 }
 
@@ -189,7 +189,7 @@ func waitServing(t *testing.T, dial func() (net.Conn, error)) {
 	for {
 		c, err := dial()
 		if err == nil {
-			c.Close()
+			_ = c.Close()
 			return
 		}
 		if time.Now().After(deadline) {
