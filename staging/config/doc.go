@@ -19,8 +19,10 @@
 // only that file; a periodic full re-read catches what inotify cannot see.
 // Hidden files, editor swap, backup and temporary files, and names without
 // a manifest extension are ignored. A missing directory counts as no pods
-// and is retried with backoff. The HTTP source polls; the apiserver source
-// is a reflector over the pods bound to this node. It takes a
+// and is retried with backoff. The HTTP source polls; it names its URL only
+// redacted (RedactURL), sends its headers and the URL's userinfo only to
+// the URL's server, and follows at most 5 redirects, to http and https
+// URLs only. The apiserver source is a reflector over the pods bound to this node. It takes a
 // PodListerWatcher, which a clientset's CoreV1().Pods(metav1.NamespaceAll)
 // is, rather than the clientset: this package does not import the
 // clientset, whose scheme registers every API group (about 10 MiB of
