@@ -1,8 +1,6 @@
 package app
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -37,14 +35,13 @@ func (o *Options) urlHeader() (http.Header, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--manifest-url-header-file %w", err)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		if err := addHeaderLine(h, line); err != nil {
-			return nil, fmt.Errorf("--manifest-url-header-file %s: line %d: %w", o.ManifestURLHeaderFile, n, err)
+			return nil, fmt.Errorf("--manifest-url-header-file %s: line %d: %w", o.ManifestURLHeaderFile, i+1, err)
 		}
 	}
 	return h, nil
@@ -58,7 +55,8 @@ func addHeaderLine(h http.Header, kv string) error {
 	case !ok || name == "":
 		return fmt.Errorf("want 'Name: value' (the value is not shown)")
 	case !httpguts.ValidHeaderFieldName(name):
-		return fmt.Errorf("%q is not a valid header name", name)
+		// Not shown either: a mistyped line may hold the value there.
+		return fmt.Errorf("the text before the first colon is not a valid header name (it is not shown)")
 	case !httpguts.ValidHeaderFieldValue(value):
 		return fmt.Errorf("the value of %s has characters a header cannot carry (the value is not shown)", name)
 	}

@@ -59,8 +59,9 @@ func TestHeaderFile(t *testing.T) {
 		"group-readable":     {lines, 0o640, "mode 0640"},
 		"group-writable":     {lines, 0o620, "mode 0620"},
 		"no colon":           {"Authorization Bearer s3cret\n", 0o600, "line 1: want 'Name: value' (the value is not shown)"},
-		"bad name":           {"\nX Bad: s3cret\n", 0o600, `line 2: "X Bad" is not a valid header name`},
+		"bad name":           {"\nBearer s3cret: x\n", 0o600, "line 2: the text before the first colon is not a valid header name"},
 		"bad value":          {"X-A: s3cret\x01\n", 0o600, "line 1: the value of X-A has characters a header cannot carry"},
+		"a long line":        {"X-A: " + strings.Repeat("s3cret", maxHeaderFileBytes/6-10) + "\n\x01", 0o600, "line 2: want 'Name: value'"},
 		"too large":          {"X-A: " + strings.Repeat("s3cret", maxHeaderFileBytes/6+1), 0o600, "longer than the limit of 65536 bytes"},
 		"not a regular file": {"", 0o700 | os.ModeDir, "not a regular file"},
 	} {
