@@ -51,8 +51,8 @@ func New(opts Options) (*Agent, error) {
 		timeline: timeline.NewWithClock(opts.TimelinePerPod, opts.Clock),
 		log:      log,
 		metrics:  m,
-		ckpt:     newCheckpointer(opts.Checkpoint, opts.Clock, log.WithName("checkpoint")),
 	}
+	a.ckpt = newCheckpointer(opts.Checkpoint, opts.Clock, m, log.WithName("checkpoint"))
 	a.adoption = newAdoptionRuntime(opts.Runtime, func(uid types.UID, running int) {
 		m.adopted.Inc()
 		a.timeline.Record(uid, timeline.KindWorker, "adopted: %d running container(s) from before the restart kept", running)
@@ -106,6 +106,18 @@ func (a *Agent) Run(ctx context.Context) error {
 		return ErrAlreadyRunning
 	}
 	a.log.Info("Starting")
+	// The checkpoint's writer outlives the other parts by one last write,
+	// so that what they changed on their way out is written too.
+	wctx, stopWriter := context.WithCancel(context.WithoutCancel(ctx))
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		_ = a.ckpt.run(wctx)
+	}()
+	defer func() {
+		stopWriter()
+		<-writerDone
+	}()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.workers.Run(gctx) })
 	g.Go(func() error { return a.pleg.Start(gctx) })
@@ -114,6 +126,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	err := g.Wait()
 	a.log.Info("Stopped", "err", err)
 	return err
+}
+
+// Problems lists what goes wrong without stopping any pod: a checkpoint
+// that cannot be written.
+func (a *Agent) Problems() []string {
+	if err := a.ckpt.problem(); err != nil {
+		return []string{err.Error()}
+	}
+	return nil
 }
 
 // Ready reports nil once the runtime has answered a relist and the PLEG

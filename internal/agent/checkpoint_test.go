@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
+	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/staging/config"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -40,8 +41,11 @@ func putRecords(t *testing.T, store checkpoint.Store, phase checkpoint.Phase, de
 	t.Helper()
 	for _, pod := range pods {
 		src, _ := podtypes.PodSource(pod)
+		if phase == "" {
+			phase = checkpoint.Running
+		}
 		rec := checkpoint.PodRecord{UID: pod.UID, Source: src, Hash: podtypes.ConfigHash(pod), Pod: pod, Phase: phase, Deadline: deadline}
-		if err := store.PutPod(rec); err != nil {
+		if err := store.Apply([]checkpoint.Change{{UID: pod.UID, Record: &rec}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,7 +69,7 @@ func checkpointed(t *testing.T, store checkpoint.Store) map[types.UID]checkpoint
 // neither is taken for an orphan.
 func TestRestoreWhileTheSourceIsSilent(t *testing.T) {
 	e := newTestEnv(t)
-	store := checkpoint.NewMem(nil)
+	store := checkpoint.NewMem()
 	running, lost := httpPod("running"), httpPod("lost")
 	putRecords(t, store, "", time.Time{}, running, lost)
 	ids := e.rt.seed(running)
@@ -107,7 +111,7 @@ func TestRestoreWhileTheSourceIsSilent(t *testing.T) {
 // source wins, the pod is terminated and the checkpoint forgets it.
 func TestSourceThatAnswersWinsOverTheCheckpoint(t *testing.T) {
 	e := newTestEnv(t)
-	store := checkpoint.NewMem(nil)
+	store := checkpoint.NewMem()
 	kept, dropped := httpPod("kept"), httpPod("dropped")
 	putRecords(t, store, "", time.Time{}, kept, dropped)
 	e.rt.seed(kept)
@@ -138,7 +142,7 @@ func TestSourceThatAnswersWinsOverTheCheckpoint(t *testing.T) {
 // until its deadline, not a fresh grace period, and then is forgotten.
 func TestTerminationResumesWithTheGraceLeft(t *testing.T) {
 	e := newTestEnv(t)
-	store := checkpoint.NewMem(nil)
+	store := checkpoint.NewMem()
 	pod := staticPod("leaving", "busybox", corev1.RestartPolicyAlways) // grace 7s
 	putRecords(t, store, checkpoint.Terminating, time.Now().Add(3*time.Second), pod)
 	e.rt.seed(pod)
@@ -158,7 +162,7 @@ func TestTerminationResumesWithTheGraceLeft(t *testing.T) {
 // one's containers are stopped, never beside them.
 func TestResumedTerminationHoldsTheName(t *testing.T) {
 	e := newTestEnv(t)
-	store := checkpoint.NewMem(nil)
+	store := checkpoint.NewMem()
 	old, edited := staticPod("web", "busybox:1", corev1.RestartPolicyAlways), staticPod("web", "busybox:2", corev1.RestartPolicyAlways)
 	putRecords(t, store, checkpoint.Terminating, time.Now().Add(3*time.Second), old)
 	putRecords(t, store, "", time.Time{}, edited)
@@ -190,7 +194,7 @@ func TestResumedTerminationHoldsTheName(t *testing.T) {
 // A deadline already past stops the pod at once.
 func TestTerminationPastItsDeadlineStopsAtOnce(t *testing.T) {
 	e := newTestEnv(t)
-	store := checkpoint.NewMem(nil)
+	store := checkpoint.NewMem()
 	pod := staticPod("late", "busybox", corev1.RestartPolicyAlways)
 	putRecords(t, store, checkpoint.Terminating, time.Now().Add(-time.Minute), pod)
 	e.rt.seed(pod)
@@ -206,7 +210,7 @@ func TestTerminationPastItsDeadlineStopsAtOnce(t *testing.T) {
 // whose source has not answered.
 func TestOrphanCleanupSparesRestoredPods(t *testing.T) {
 	e := newTestEnv(t)
-	store := checkpoint.NewMem(nil)
+	store := checkpoint.NewMem()
 	restored, orphan := httpPod("restored"), staticPod("orphan", "busybox", corev1.RestartPolicyAlways)
 	putRecords(t, store, "", time.Time{}, restored)
 	e.rt.seed(restored)
@@ -230,15 +234,13 @@ func TestOrphanCleanupSparesRestoredPods(t *testing.T) {
 // terminations that had ended are forgotten at start.
 func TestCheckpointFollowsTheSources(t *testing.T) {
 	e := newTestEnv(t)
-	store := checkpoint.NewMem(nil)
+	store := checkpoint.NewMem()
 	fromHTTP, done := httpPod("unconfigured"), staticPod("done", "busybox", corev1.RestartPolicyAlways)
 	putRecords(t, store, "", time.Time{}, fromHTTP)
 	putRecords(t, store, checkpoint.Terminated, time.Time{}, done)
 	m := withCheckpoint(e, store, podtypes.FileSource)
 	e.start()
-	if got := checkpointed(t, store); len(got) != 0 {
-		t.Errorf("checkpoint after the restore = %v, want nothing", got)
-	}
+	e.eventually("the restore forgets both records", func() bool { return len(checkpointed(t, store)) == 0 })
 
 	a, b := staticPod("a", "busybox", corev1.RestartPolicyAlways), staticPod("b", "busybox", corev1.RestartPolicyAlways)
 	merge := func(pods ...*corev1.Pod) {
@@ -274,5 +276,53 @@ func TestCheckpointFollowsTheSources(t *testing.T) {
 	})
 	if got := checkpointed(t, store); !cmp.Equal(got, map[types.UID]checkpoint.Phase{a.UID: checkpoint.Running}) {
 		t.Errorf("checkpoint = %v, want only a, running", got)
+	}
+}
+
+// A pod that ran to completion is recorded with its final status, and an
+// agent started on the same checkpoint reports it so and never runs it
+// again, though its source sends it and the runtime no longer holds it.
+func TestCompletedPodNeverRunsAgainAfterARestart(t *testing.T) {
+	store := checkpoint.NewMem()
+	done := staticPod("done", "busybox", corev1.RestartPolicyOnFailure)
+
+	first := newTestEnv(t)
+	first.rt.exitCodes["main"] = 0
+	m1 := withCheckpoint(first, store, podtypes.FileSource)
+	first.start()
+	if err := m1.Merge(context.Background(), podtypes.PodUpdate{Op: podtypes.SET, Source: podtypes.FileSource, Pods: []*corev1.Pod{done.DeepCopy()}}); err != nil {
+		t.Fatal(err)
+	}
+	first.eventually("the pod succeeded and its final status is checkpointed", func() bool {
+		recs, _ := store.List()
+		return first.phase(done.UID) == corev1.PodSucceeded && len(recs) == 1 && recs[0].Final != nil &&
+			recs[0].Final.Phase == corev1.PodSucceeded && !first.rt.has(done.UID)
+	})
+	if err := first.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	second := newTestEnv(t)
+	m2 := withCheckpoint(second, store, podtypes.FileSource)
+	second.start()
+	if err := m2.Merge(context.Background(), podtypes.PodUpdate{Op: podtypes.SET, Source: podtypes.FileSource, Pods: []*corev1.Pod{done.DeepCopy()}}); err != nil {
+		t.Fatal(err)
+	}
+	second.eventually("the pod's worker is done with it", func() bool { return second.workerPhase(done.UID) == phaseTerminated })
+	time.Sleep(100 * time.Millisecond) // resyncs and housekeeping
+	if calls := second.rt.syncCalls(done.UID); len(calls) != 0 {
+		t.Fatalf("SyncPod calls after the restart: %+v, want none", calls)
+	}
+	info, _ := second.agent.Pod(done.UID)
+	if info.Status.Phase != corev1.PodSucceeded || !info.Restored {
+		t.Fatalf("after the restart: phase %s restored %v, want Succeeded and restored", info.Status.Phase, info.Restored)
+	}
+	cs := info.Status.ContainerStatuses
+	if len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.ExitCode != 0 || cs[0].State.Terminated.Reason != "Completed" ||
+		!strings.Contains(cs[0].State.Terminated.Message, status.MessageLastObserved) {
+		t.Fatalf("container status after the restart: %+v, want terminated 0 Completed, marked as last observed", cs)
+	}
+	if got := checkpointed(t, store); got[done.UID] != checkpoint.Terminated {
+		t.Errorf("checkpoint = %v, want the pod kept as terminated", got)
 	}
 }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -17,7 +16,9 @@ import (
 //	DELETE     index, kill with the pod's deletion grace period
 //	REMOVE     unindex, kill
 //	RECONCILE  index (only the status changed)
-//	SET        the difference to what the source had, as the above
+//
+// The merger, in its incremental mode, has already turned every full set a
+// source sent into these; a SET here is a wiring error, logged and dropped.
 func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 	for _, pod := range u.Pods {
 		l.timeline.Record(pod.UID, timeline.KindSeen, "%s from %s", u.Op, u.Source)
@@ -47,8 +48,8 @@ func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 		for _, pod := range u.Pods {
 			l.pods.UpdatePod(pod)
 		}
-	case podtypes.SET:
-		l.set(u)
+	default:
+		l.log.Error(nil, "Config update dropped: the agent takes incremental updates only", "op", u.Op, "source", u.Source)
 	}
 }
 
@@ -69,6 +70,15 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 		l.kill(pod)
 		return
 	}
+	if final := l.ckpt.finalStatus(pod.UID); final != nil {
+		// It completed before a restart of the agent: its worker gets it
+		// with its final status, which it takes for a termination, so the
+		// UID never runs again; leftovers from before are cleaned up.
+		done := pod.DeepCopy()
+		done.Status = *final
+		l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: done, Kill: &podworkers.KillPodOptions{MayBeRunning: true}})
+		return
+	}
 	l.update(podworkers.UpdatePodOptions{Type: typ, Pod: pod, MirrorPod: l.mirrorOf(pod)})
 }
 
@@ -78,6 +88,9 @@ func (l *syncLoop) remove(pod *corev1.Pod) {
 		l.mirrorChanged(pod)
 		return
 	}
+	// A completed pod has nothing left to terminate: forget it now, so
+	// that its manifest put back runs it afresh, as any re-added pod.
+	l.ckpt.forgetCompleted(pod.UID)
 	l.kill(pod)
 }
 
@@ -92,43 +105,6 @@ func (l *syncLoop) kill(pod *corev1.Pod) {
 	}
 	opts := &podworkers.KillPodOptions{GracePeriodOverride: pod.DeletionGracePeriodSeconds}
 	l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: opts})
-}
-
-// set applies a full snapshot of a source (or of all sources): pods it no
-// longer lists are removed, the others added or updated.
-func (l *syncLoop) set(u podtypes.PodUpdate) {
-	listed := make(map[types.UID]bool, len(u.Pods))
-	for _, pod := range u.Pods {
-		listed[pod.UID] = true
-	}
-	pods, mirrors := l.pods.PodsAndMirrorPods()
-	for _, pod := range append(pods, mirrors...) {
-		if listed[pod.UID] {
-			continue
-		}
-		if src, err := podtypes.PodSource(pod); u.Source == podtypes.AllSource || (err == nil && src == u.Source) {
-			l.remove(pod)
-		}
-	}
-	for _, pod := range u.Pods {
-		if old, ok := l.known(pod); ok && old != nil {
-			l.change(pod)
-		} else {
-			l.add(pod)
-		}
-	}
-}
-
-func (l *syncLoop) known(pod *corev1.Pod) (*corev1.Pod, bool) {
-	if podtypes.IsMirrorPod(pod) {
-		for _, m := range l.pods.MirrorPods() {
-			if m.UID == pod.UID {
-				return m, true
-			}
-		}
-		return nil, false
-	}
-	return l.pods.PodByUID(pod.UID)
 }
 
 // mirrorChanged syncs the static pod a mirror belongs to, so that it sees

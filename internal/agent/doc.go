@@ -30,7 +30,13 @@
 //   - checkpointer (checkpointer.go, syncer_checkpoint.go, restore.go)
 //     keeps the checkpoint (Options.Checkpoint) in step: static pods as
 //     accepted, their terminations as they start (with a deadline) and
-//     end, and forgets them once gone; Restore brings them back at start.
+//     end, the final status of a pod that completed, and forgets them once
+//     gone; Restore brings them back at start. Its callers change memory
+//     only; one writer goroutine writes every change since its last write
+//     in one transaction (one fsync for a burst), retries failed writes,
+//     and the workers wait for it only where order matters (a pod runs
+//     once recorded; a completed pod's containers go once its final status
+//     is written).
 //   - adoptionRuntime (adoption.go) counts the pods whose running
 //     containers a first sync kept.
 //   - collector (collector.go) garbage-collects dead containers and
@@ -58,5 +64,8 @@
 // source is down or not yet read. The source's first full set then wins: the
 // merger compares it with what it holds, so a pod the source no longer
 // lists is terminated and forgotten. A termination under way at the crash
-// resumes with the time left until its recorded deadline.
+// resumes with the time left until its recorded deadline. A pod that
+// completed (Succeeded or Failed while its source still listed it) is
+// restored with its final status and never runs again under its UID;
+// removing its manifest forgets it, so that putting it back runs it afresh.
 package agent

@@ -23,6 +23,11 @@ type agentMetrics struct {
 	// and pods whose running containers a first sync kept.
 	restored *metrics.Gauge
 	adopted  *metrics.Gauge
+	// The checkpoint's writer: transactions written, attempts that failed,
+	// and pods changed but not written yet.
+	checkpointWrites   *metrics.Counter
+	checkpointFailures *metrics.Counter
+	checkpointPending  *metrics.Gauge
 }
 
 var _ podworkers.Metrics = (*agentMetrics)(nil)
@@ -60,9 +65,25 @@ func newMetrics(reg metrics.KubeRegistry) (*agentMetrics, error) {
 			Help:           "Pods adopted since start: found running at their first sync, their containers kept, not restarted.",
 			StabilityLevel: metrics.ALPHA,
 		}),
+		checkpointWrites: metrics.NewCounter(&metrics.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: "checkpoint", Name: "writes_total",
+			Help:           "Checkpoint transactions written; each holds every pod changed since the one before.",
+			StabilityLevel: metrics.ALPHA,
+		}),
+		checkpointFailures: metrics.NewCounter(&metrics.CounterOpts{
+			Namespace: metricsNamespace, Subsystem: "checkpoint", Name: "write_failures_total",
+			Help:           "Checkpoint writes that failed; each is retried with a back-off.",
+			StabilityLevel: metrics.ALPHA,
+		}),
+		checkpointPending: metrics.NewGauge(&metrics.GaugeOpts{
+			Namespace: metricsNamespace, Subsystem: "checkpoint", Name: "pending_changes",
+			Help:           "Pods whose newest change the checkpoint has not written yet.",
+			StabilityLevel: metrics.ALPHA,
+		}),
 	}
 	if reg != nil {
-		for _, c := range []metrics.Registerable{m.workers, m.syncTime, m.queue, m.podPhases, m.restored, m.adopted} {
+		for _, c := range []metrics.Registerable{m.workers, m.syncTime, m.queue, m.podPhases, m.restored, m.adopted,
+			m.checkpointWrites, m.checkpointFailures, m.checkpointPending} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -21,6 +21,9 @@ type PodInfo struct {
 	WorkerPhase string
 	Source      podtypes.Source
 	ConfigHash  string
+	// Origin is the manifest's file path or URL, as its source recorded
+	// it; "" for a pod from the apiserver.
+	Origin string
 	// Restored: the pod was brought back from the checkpoint at start,
 	// before its source delivered it. Adopted: its first sync found its
 	// containers running (started by an agent before this one) and kept them.
@@ -84,6 +87,7 @@ func (a *Agent) complete(info PodInfo) PodInfo {
 	}
 	info.Source, _ = podtypes.PodSource(info.Pod)
 	info.ConfigHash = podtypes.ConfigHash(info.Pod)
+	info.Origin = podtypes.ConfigOrigin(info.Pod)
 	info.Restored = a.ckpt.wasRestored(uid)
 	info.Adopted = a.adoption.wasAdopted(uid)
 	return info

@@ -28,9 +28,16 @@ type RestoreResult struct {
 	Restored int
 	// Resumed terminations were under way before the restart.
 	Resumed int
+	// Completed pods are among the restored: they ran to their end and are
+	// reported with their final status, never run again.
+	Completed int
 	// Forgotten records belonged to sources no longer configured, or to
 	// pods whose termination had ended.
 	Forgotten int
+	// Holders maps the full name of each restored pod of the file source
+	// to its manifest's path: the file that held the name before the
+	// restart (config.FileOptions.Holders).
+	Holders map[string]string
 }
 
 // Restore brings back the static pods of the checkpoint. Call it after New
@@ -44,17 +51,18 @@ type RestoreResult struct {
 // A pod whose termination was under way is killed again with the time left
 // until its deadline; a pod whose termination had ended, or whose source is
 // not configured any more, is forgotten (what it left in the runtime is an
-// orphan like any other).
+// orphan like any other). A pod that completed is restored with its final
+// status, desired but never run again.
 //
 // Without a checkpoint, Restore does nothing. Records that cannot be read
 // are logged and skipped.
 func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Source) (RestoreResult, error) {
 	var res RestoreResult
 	c := a.ckpt
-	if c.store == nil {
+	if c.off() {
 		return res, nil
 	}
-	recs, err := c.store.List()
+	recs, err := c.load()
 	if err != nil {
 		// List returns the records it could read alongside the others' errors.
 		a.log.Error(err, "Checkpoint: some records could not be read; they are skipped")
@@ -69,11 +77,9 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 		switch {
 		case !configured[rec.Source] || rec.Source == podtypes.APIServerSource:
 			a.log.Info("Checkpoint: forgetting a pod whose source is not configured", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID, "source", rec.Source)
-			c.remember(rec)
 			c.forget(rec.UID)
 			res.Forgotten++
-		case rec.Phase == checkpoint.Terminated:
-			c.remember(rec)
+		case rec.Phase == checkpoint.Terminated && rec.Final == nil:
 			c.forget(rec.UID)
 			res.Forgotten++
 		case rec.Phase == checkpoint.Terminating:
@@ -93,16 +99,27 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 	for _, rec := range keep {
 		name := podtypes.PodFullName(rec.Pod)
 		if names[name] {
-			a.resume(rec, now.Add(time.Duration(specGrace(rec.Pod))*time.Second))
+			a.resume(rec, now.Add(time.Duration(podtypes.GracePeriod(rec.Pod))*time.Second))
 			res.Resumed++
 			continue
 		}
 		names[name] = true
-		c.remember(rec)
-		c.mu.Lock()
-		c.restored[rec.UID] = true
-		c.mu.Unlock()
-		a.timeline.Record(rec.UID, timeline.KindSeen, "restored from the checkpoint (source %s, accepted %s)", rec.Source, rec.Updated.Format(time.RFC3339))
+		if rec.Source == podtypes.FileSource && rec.Origin != "" {
+			if res.Holders == nil {
+				res.Holders = map[string]string{}
+			}
+			res.Holders[name] = rec.Origin
+		}
+		c.markRestored(rec.UID)
+		if rec.Final != nil {
+			// It completed: its final status is reported, and the workers
+			// are given it with that status, so it never runs again.
+			a.statuses.Set(rec.Pod, *rec.Final)
+			a.timeline.Record(rec.UID, timeline.KindSeen, "restored from the checkpoint: completed (%s); it will not run again", rec.Final.Phase)
+			res.Completed++
+		} else {
+			a.timeline.Record(rec.UID, timeline.KindSeen, "restored from the checkpoint (source %s, accepted %s)", rec.Source, rec.Updated.Format(time.RFC3339))
+		}
 		bySource[rec.Source] = append(bySource[rec.Source], rec.Pod)
 		res.Restored++
 	}
@@ -117,7 +134,7 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 		}
 	}
 	a.metrics.restored.Set(float64(res.Restored))
-	a.log.Info("Checkpoint restored", "restored", res.Restored, "resumedTerminations", res.Resumed, "forgotten", res.Forgotten)
+	a.log.Info("Checkpoint restored", "restored", res.Restored, "completed", res.Completed, "resumedTerminations", res.Resumed, "forgotten", res.Forgotten)
 	return res, nil
 }
 
@@ -128,7 +145,6 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 // process, and a static pod holds its full name until then: a newer pod
 // of the same name, restored or read from the source, waits for it.
 func (a *Agent) resume(rec checkpoint.PodRecord, deadline time.Time) {
-	a.ckpt.remember(rec)
 	a.timeline.Record(rec.UID, timeline.KindWorker, "resuming a termination from before the restart (deadline %s)", deadline.Format(time.RFC3339))
 	left := max(0, int64(math.Ceil(deadline.Sub(a.ckpt.clock.Now()).Seconds())))
 	a.log.Info("Checkpoint: resuming a termination", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID,
@@ -141,18 +157,4 @@ func (a *Agent) resume(rec checkpoint.PodRecord, deadline time.Time) {
 	if err != nil {
 		a.log.Error(err, "Checkpoint: resuming a termination", "podUID", rec.UID)
 	}
-}
-
-// remember notes a record read from the store.
-func (c *checkpointer) remember(rec checkpoint.PodRecord) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.hashes[rec.UID] = rec.Hash
-}
-
-func specGrace(pod *corev1.Pod) int64 {
-	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-		return *g
-	}
-	return corev1.DefaultTerminationGracePeriodSeconds
 }

@@ -28,11 +28,11 @@ type statusCache interface {
 	Delete(uid types.UID)
 }
 
-// The worker phases the timeline and PodInfo name.
-const (
-	phaseSync        = "sync"
-	phaseTerminating = "terminating"
-	phaseTerminated  = "terminated"
+// The worker phases the timeline and PodInfo name, as the workers name them.
+var (
+	phaseSync        = podworkers.PhaseSync.String()
+	phaseTerminating = podworkers.PhaseTerminating.String()
+	phaseTerminated  = podworkers.PhaseTerminated.String()
 )
 
 // syncer implements podworkers.Syncer: it does the work of each pod worker

@@ -4,13 +4,16 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
-// checkpointingSyncer is the syncer with the checkpoint kept in step: a
-// termination is recorded as it starts (with its deadline) and as it ends,
-// and a pod that is gone for good is forgotten.
+// checkpointingSyncer is the syncer with the checkpoint kept in step. It
+// waits for the checkpoint where the next step must not happen before the
+// checkpoint knows of it: a pod runs once its record is written, a
+// termination is recorded before its stop, and a completed pod's final
+// status before its containers are removed.
 type checkpointingSyncer struct {
 	*syncer
 	ckpt *checkpointer
@@ -18,12 +21,32 @@ type checkpointingSyncer struct {
 
 var _ podworkers.Syncer = checkpointingSyncer{}
 
+func (c checkpointingSyncer) SyncPod(ctx context.Context, typ podworkers.UpdateType, pod, mirror *corev1.Pod) (bool, error) {
+	// Write errors are the writer's to log and retry; the pod runs anyway.
+	_ = c.ckpt.durable(ctx, pod.UID)
+	terminal, err := c.syncer.SyncPod(ctx, typ, pod, mirror)
+	if st := c.statuses.Status(pod.UID); terminal && st != nil && c.desired(pod.UID) {
+		// Recorded before the termination starts: from now on no restart
+		// of the agent runs this UID again.
+		c.ckpt.completed(pod.UID, *st)
+	}
+	return terminal, err
+}
+
 func (c checkpointingSyncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, gracePeriod int64, statusFn func(*corev1.PodStatus)) error {
-	c.ckpt.terminating(pod.UID, gracePeriod)
+	completed := c.ckpt.finalStatus(pod.UID) != nil
+	if !completed {
+		c.ckpt.terminating(pod.UID, gracePeriod)
+		_ = c.ckpt.durable(ctx, pod.UID)
+	}
 	if err := c.syncer.SyncTerminatingPod(ctx, pod, gracePeriod, statusFn); err != nil {
 		return err
 	}
-	c.ckpt.terminated(pod.UID)
+	if st := c.statuses.Status(pod.UID); (completed || c.desired(pod.UID)) && st != nil {
+		c.ckpt.completed(pod.UID, *st) // with the statuses the stop observed
+	} else {
+		c.ckpt.terminated(pod.UID)
+	}
 	return nil
 }
 
@@ -31,18 +54,18 @@ func (c checkpointingSyncer) SyncTerminatingRuntimePod(ctx context.Context, rp p
 	if err := c.syncer.SyncTerminatingRuntimePod(ctx, rp); err != nil {
 		return err
 	}
-	if !c.desired(rp.UID) {
-		c.ckpt.forget(rp.UID)
-	}
+	c.ckpt.forgetIf(rp.UID, c.gone)
 	return nil
 }
 
 func (c checkpointingSyncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
+	// The containers go now, and with them what they ended with.
+	_ = c.ckpt.durable(ctx, pod.UID)
 	if err := c.syncer.SyncTerminatedPod(ctx, pod); err != nil {
 		return err
 	}
-	if !c.desired(pod.UID) {
-		c.ckpt.forget(pod.UID)
-	}
+	c.ckpt.forgetIf(pod.UID, c.gone)
 	return nil
 }
+
+func (c checkpointingSyncer) gone(uid types.UID) bool { return !c.desired(uid) }

@@ -23,11 +23,12 @@ import (
 func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, gracePeriod int64, statusFn func(*corev1.PodStatus)) error {
 	uid := pod.UID
 	s.enter(uid, phaseTerminating)
-	// The newest status observed before the stop, for the final status:
-	// SyncTerminatedPod removes the containers, and with them what they
-	// ended with. The cache's (at most a relist old, and refreshed by every
-	// sync) saves two runtime calls on the way to the stop; the runtime is
-	// asked only when the cache knows nothing of the pod.
+	// The newest status observed before the stop, in case the runtime
+	// cannot be asked after it: SyncTerminatedPod removes the containers,
+	// and with them what they ended with. The cache's (at most a relist
+	// old, and refreshed by every sync) saves two runtime calls on the way
+	// to the stop; the runtime is asked only when the cache knows nothing
+	// of the pod.
 	before, err := s.cache.Get(uid)
 	if err != nil || len(before.Sandboxes) == 0 && len(before.Containers) == 0 {
 		if fresh, ferr := s.rt.GetPodStatus(ctx, uid); ferr == nil {
@@ -39,6 +40,11 @@ func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, graceP
 		return s.failed(uid, err)
 	}
 	s.timeline.Record(uid, timeline.KindRuntime, "StopPod: grace period %ds", grace)
+	// The stopped containers are still there: their exit codes, reasons
+	// and times are the final status, not a guess from before the stop.
+	if after, err := s.rt.GetPodStatus(ctx, uid); err == nil {
+		before = after
+	}
 	st := status.Generate(status.Input{
 		Pod: pod, Runtime: stopped(before, s.clock.Now()), Terminal: true,
 		Previous: s.statuses.Status(uid), Now: s.clock.Now(),

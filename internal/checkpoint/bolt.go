@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-logr/logr"
 	bolt "go.etcd.io/bbolt"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
 
@@ -26,8 +25,7 @@ type Options struct {
 
 // Bolt is the checkpoint on disk.
 type Bolt struct {
-	db    *bolt.DB
-	clock clock.PassiveClock
+	db *bolt.DB
 }
 
 var _ Store = (*Bolt)(nil)
@@ -67,44 +65,32 @@ func Open(path string, opts Options) (*Bolt, error) {
 		_ = db.Close() // the chmod error is the one to report
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	return &Bolt{db: db, clock: opts.Clock}, nil
+	return &Bolt{db: db}, nil
 }
 
-// PutPod implements Store.
-func (b *Bolt) PutPod(rec PodRecord) error {
-	if err := rec.validate(); err != nil {
+// Apply implements Store.
+func (b *Bolt) Apply(changes []Change) error {
+	if err := validateChanges(changes); err != nil {
 		return err
 	}
 	return b.db.Update(func(tx *bolt.Tx) error {
 		pods := tx.Bucket(bucketPods)
-		old, _ := decode(pods.Get([]byte(rec.UID))) // a corrupt old record is overwritten
-		return put(pods, rec.inherit(old), b.clock.Now())
-	})
-}
-
-// SetPhase implements Store.
-func (b *Bolt) SetPhase(uid types.UID, phase Phase, deadline time.Time) error {
-	if !phase.valid() {
-		return fmt.Errorf("%w: pod %s: unknown phase %q", ErrInvalidRecord, uid, phase)
-	}
-	return b.db.Update(func(tx *bolt.Tx) error {
-		pods := tx.Bucket(bucketPods)
-		rec, err := decode(pods.Get([]byte(uid)))
-		if err != nil {
-			return fmt.Errorf("pod %s: %w", uid, err)
+		for _, c := range changes {
+			if c.Record == nil {
+				if err := pods.Delete([]byte(c.UID)); err != nil {
+					return fmt.Errorf("pod %s: %w", c.UID, err)
+				}
+				continue
+			}
+			data, err := json.Marshal(c.Record)
+			if err != nil {
+				return fmt.Errorf("pod %s: %w", c.UID, err)
+			}
+			if err := pods.Put([]byte(c.UID), data); err != nil {
+				return fmt.Errorf("pod %s: %w", c.UID, err)
+			}
 		}
-		if rec == nil {
-			return fmt.Errorf("pod %s: %w", uid, ErrNotFound)
-		}
-		rec.Phase, rec.Deadline = phase, deadline
-		return put(pods, *rec, b.clock.Now())
-	})
-}
-
-// Delete implements Store.
-func (b *Bolt) Delete(uid types.UID) error {
-	return b.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketPods).Delete([]byte(uid))
+		return nil
 	})
 }
 
@@ -131,15 +117,6 @@ func (b *Bolt) List() ([]PodRecord, error) {
 
 // Close implements Store.
 func (b *Bolt) Close() error { return b.db.Close() }
-
-func put(pods *bolt.Bucket, rec PodRecord, now time.Time) error {
-	rec.Updated = now
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("pod %s: %w", rec.UID, err)
-	}
-	return pods.Put([]byte(rec.UID), data)
-}
 
 // decode returns nil for an absent value.
 func decode(v []byte) (*PodRecord, error) {

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -31,10 +32,12 @@ func TestBoltPersistsAcrossReopenWithMode0600(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutPod(record("a")); err != nil {
+	if err := put(s, record("a")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetPhase("a", Terminating, t0); err != nil {
+	terminating := record("a")
+	terminating.Phase, terminating.Deadline = Terminating, t0
+	if err := put(s, terminating); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -107,7 +110,11 @@ func TestBoltMigratesOlderFileKeepingRecords(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return put(pods, record("old").inherit(nil), t0)
+		data, err := json.Marshal(record("old"))
+		if err != nil {
+			return err
+		}
+		return pods.Put([]byte("old"), data)
 	})
 	if v := readSchema(t, path); v != 0 {
 		t.Fatalf("fixture schema %d, want 0", v)
@@ -154,7 +161,7 @@ func TestBoltMovesCorruptFileAside(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "valid.db")
 		s := openAt(t, p, Options{})
 		for _, uid := range []string{"a", "b", "c"} {
-			if err := s.PutPod(record(uid)); err != nil {
+			if err := put(s, record(uid)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -197,7 +204,7 @@ func TestBoltMovesCorruptFileAside(t *testing.T) {
 			if got := mustList(t, s); len(got) != 0 {
 				t.Errorf("fresh store after corruption lists %+v", got)
 			}
-			if err := s.PutPod(record("new")); err != nil {
+			if err := put(s, record("new")); err != nil {
 				t.Fatalf("the fresh store does not work: %v", err)
 			}
 			aside := path + ".corrupt-" + t0.Format("20060102T150405.000000000Z")
@@ -215,7 +222,7 @@ func TestBoltMovesCorruptFileAside(t *testing.T) {
 func TestBoltSkipsAndReportsCorruptRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "checkpoint.db")
 	s := openAt(t, path, Options{})
-	if err := s.PutPod(record("good")); err != nil {
+	if err := put(s, record("good")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.db.Update(func(tx *bolt.Tx) error {
@@ -231,8 +238,8 @@ func TestBoltSkipsAndReportsCorruptRecords(t *testing.T) {
 		t.Errorf("List records = %+v, want the good one", recs)
 	}
 	// A corrupt record is replaced by a good put, not a reason to fail.
-	if err := s.PutPod(record("bad")); err != nil {
-		t.Fatalf("PutPod over a corrupt record: %v", err)
+	if err := put(s, record("bad")); err != nil {
+		t.Fatalf("put over a corrupt record: %v", err)
 	}
 	if _, err := s.List(); err != nil {
 		t.Errorf("List after repair: %v", err)

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -28,23 +27,25 @@ func testPod(uid, name string) *corev1.Pod {
 }
 
 func record(uid string) PodRecord {
-	return PodRecord{UID: types.UID(uid), Source: podtypes.FileSource, Origin: "/etc/manifests/" + uid + ".yaml", Hash: uid, Pod: testPod(uid, "web-"+uid)}
+	return PodRecord{UID: types.UID(uid), Source: podtypes.FileSource, Origin: "/etc/manifests/" + uid + ".yaml", Hash: uid, Pod: testPod(uid, "web-"+uid), Phase: Running, Updated: t0}
 }
 
+func put(s Store, rec PodRecord) error { return s.Apply([]Change{{UID: rec.UID, Record: &rec}}) }
+
+func del(s Store, uid types.UID) error { return s.Apply([]Change{{UID: uid}}) }
+
 // stores runs a test against every Store implementation: they must agree.
-func stores(t *testing.T, test func(t *testing.T, s Store, clk *clocktesting.FakePassiveClock)) {
+func stores(t *testing.T, test func(t *testing.T, s Store)) {
 	t.Run("bolt", func(t *testing.T) {
-		clk := clocktesting.NewFakePassiveClock(t0)
-		s, err := Open(filepath.Join(t.TempDir(), "checkpoint.db"), Options{Clock: clk})
+		s, err := Open(filepath.Join(t.TempDir(), "checkpoint.db"), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		test(t, s, clk)
+		test(t, s)
 	})
 	t.Run("mem", func(t *testing.T) {
-		clk := clocktesting.NewFakePassiveClock(t0)
-		test(t, NewMem(clk), clk)
+		test(t, NewMem())
 	})
 }
 
@@ -58,76 +59,85 @@ func mustList(t *testing.T, s Store) []PodRecord {
 }
 
 func TestStoreLifecycle(t *testing.T) {
-	stores(t, func(t *testing.T, s Store, clk *clocktesting.FakePassiveClock) {
+	stores(t, func(t *testing.T, s Store) {
 		if got := mustList(t, s); len(got) != 0 {
 			t.Fatalf("new store lists %d records", len(got))
 		}
-		for _, uid := range []string{"b", "a"} {
-			if err := s.PutPod(record(uid)); err != nil {
-				t.Fatal(err)
-			}
+		a, b := record("a"), record("b")
+		if err := s.Apply([]Change{{UID: "b", Record: &b}, {UID: "a", Record: &a}}); err != nil {
+			t.Fatal(err)
 		}
-		want := []PodRecord{record("a"), record("b")}
-		for i := range want {
-			want[i].Phase, want[i].Updated = Running, t0
-		}
-		if diff := cmp.Diff(want, mustList(t, s)); diff != "" {
+		if diff := cmp.Diff([]PodRecord{record("a"), record("b")}, mustList(t, s)); diff != "" {
 			t.Fatalf("after put (-want +got):\n%s", diff)
 		}
 
-		clk.SetTime(t0.Add(time.Minute))
+		// A record is replaced whole.
 		deadline := t0.Add(time.Minute + 30*time.Second)
-		if err := s.SetPhase("a", Terminating, deadline); err != nil {
-			t.Fatal(err)
-		}
-		// The source sends the same pod again while it terminates: the
-		// termination must not be undone.
-		if err := s.PutPod(record("a")); err != nil {
+		a.Phase, a.Deadline = Terminating, deadline
+		if err := put(s, a); err != nil {
 			t.Fatal(err)
 		}
 		got := mustList(t, s)
-		if got[0].Phase != Terminating || !got[0].Deadline.Equal(deadline) || !got[0].Updated.Equal(t0.Add(time.Minute)) {
-			t.Fatalf("record a = phase %s deadline %v updated %v; want terminating, %v, %v", got[0].Phase, got[0].Deadline, got[0].Updated, deadline, t0.Add(time.Minute))
+		if got[0].Phase != Terminating || !got[0].Deadline.Equal(deadline) {
+			t.Fatalf("record a = phase %s deadline %v; want terminating, %v", got[0].Phase, got[0].Deadline, deadline)
 		}
 
-		if err := s.SetPhase("a", Terminated, time.Time{}); err != nil {
+		// A completed pod keeps its final status.
+		final := &corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "main", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}},
+		}}}
+		b.Phase, b.Final = Terminated, final
+		if err := put(s, b); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Delete("a"); err != nil {
+		if got := mustList(t, s)[1]; !cmp.Equal(got.Final, final) {
+			t.Fatalf("final status of b: %s", cmp.Diff(final, got.Final))
+		}
+
+		// Deleted, put back and deleted again in one transaction: the
+		// last change wins.
+		if err := s.Apply([]Change{{UID: "a"}, {UID: "a", Record: &a}, {UID: "never-there"}, {UID: "b"}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Delete("never-there"); err != nil {
-			t.Errorf("Delete of an unknown UID: %v", err)
+		if got := mustList(t, s); len(got) != 1 || got[0].UID != "a" {
+			t.Fatalf("after the batch: %+v, want only a", got)
 		}
-		if got := mustList(t, s); len(got) != 1 || got[0].UID != "b" {
-			t.Fatalf("after delete: %+v, want only b", got)
+		if err := del(s, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if got := mustList(t, s); len(got) != 0 {
+			t.Fatalf("after delete: %+v", got)
 		}
 	})
 }
 
 func TestStoreRefusesBadInput(t *testing.T) {
-	stores(t, func(t *testing.T, s Store, _ *clocktesting.FakePassiveClock) {
+	stores(t, func(t *testing.T, s Store) {
 		noUID := record("x")
 		noUID.UID = ""
 		noPod := record("y")
 		noPod.Pod = nil
 		badPhase := record("z")
 		badPhase.Phase = "paused"
-		for name, rec := range map[string]PodRecord{"no UID": noUID, "no pod": noPod, "bad phase": badPhase} {
-			if err := s.PutPod(rec); !errors.Is(err, ErrInvalidRecord) {
-				t.Errorf("PutPod(%s) = %v, want ErrInvalidRecord", name, err)
+		noPhase := record("w")
+		noPhase.Phase = ""
+		finalWhileRunning := record("v")
+		finalWhileRunning.Final = &corev1.PodStatus{Phase: corev1.PodSucceeded}
+		for name, rec := range map[string]PodRecord{"no UID": noUID, "no pod": noPod, "bad phase": badPhase, "no phase": noPhase, "final while running": finalWhileRunning} {
+			if err := put(s, rec); !errors.Is(err, ErrInvalidRecord) {
+				t.Errorf("put(%s) = %v, want ErrInvalidRecord", name, err)
 			}
 		}
-		if err := s.SetPhase("nope", Running, time.Time{}); !errors.Is(err, ErrNotFound) {
-			t.Errorf("SetPhase of an unknown UID = %v, want ErrNotFound", err)
+		other := record("b")
+		if err := s.Apply([]Change{{UID: "a", Record: &other}}); !errors.Is(err, ErrInvalidRecord) {
+			t.Errorf("a change whose UID is not its record's = %v, want ErrInvalidRecord", err)
 		}
-		if err := s.PutPod(record("a")); err != nil {
-			t.Fatal(err)
+		// One bad change refuses the whole batch.
+		good := record("good")
+		if err := s.Apply([]Change{{UID: "good", Record: &good}, {UID: "z", Record: &badPhase}}); !errors.Is(err, ErrInvalidRecord) {
+			t.Errorf("a batch with a bad record = %v, want ErrInvalidRecord", err)
 		}
-		if err := s.SetPhase("a", "paused", time.Time{}); !errors.Is(err, ErrInvalidRecord) {
-			t.Errorf("SetPhase(paused) = %v, want ErrInvalidRecord", err)
-		}
-		if got := mustList(t, s); len(got) != 1 || got[0].Phase != Running {
+		if got := mustList(t, s); len(got) != 0 {
 			t.Errorf("refused input changed the store: %+v", got)
 		}
 	})
@@ -135,9 +145,9 @@ func TestStoreRefusesBadInput(t *testing.T) {
 
 // The store hands out copies: a caller editing a listed pod changes nothing.
 func TestStoreIsolatesCallers(t *testing.T) {
-	stores(t, func(t *testing.T, s Store, _ *clocktesting.FakePassiveClock) {
+	stores(t, func(t *testing.T, s Store) {
 		rec := record("a")
-		if err := s.PutPod(rec); err != nil {
+		if err := put(s, rec); err != nil {
 			t.Fatal(err)
 		}
 		rec.Pod.Spec.Containers[0].Image = "changed-after-put"
@@ -150,24 +160,26 @@ func TestStoreIsolatesCallers(t *testing.T) {
 }
 
 func TestStoreConcurrentUse(t *testing.T) {
-	stores(t, func(t *testing.T, s Store, _ *clocktesting.FakePassiveClock) {
+	stores(t, func(t *testing.T, s Store) {
 		const writers, perWriter = 4, 25
 		var wg sync.WaitGroup
 		for w := range writers {
 			wg.Go(func() {
 				for i := range perWriter {
 					uid := fmt.Sprintf("w%d-%02d", w, i)
-					if err := s.PutPod(record(uid)); err != nil {
+					rec := record(uid)
+					if err := put(s, rec); err != nil {
 						t.Error(err)
 						return
 					}
 					if i%2 == 0 {
-						if err := s.SetPhase(types.UID(uid), Terminating, t0); err != nil {
+						rec.Phase = Terminating
+						if err := put(s, rec); err != nil {
 							t.Error(err)
 						}
 					}
 					if i%5 == 0 {
-						if err := s.Delete(types.UID(uid)); err != nil {
+						if err := del(s, types.UID(uid)); err != nil {
 							t.Error(err)
 						}
 					}

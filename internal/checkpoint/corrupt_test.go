@@ -20,7 +20,7 @@ func TestBoltSurvivesRandomDamage(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "valid.db")
 	s := openAt(t, src, Options{})
 	for i := range 20 {
-		if err := s.PutPod(record(fmt.Sprintf("pod-%02d", i))); err != nil {
+		if err := put(s, record(fmt.Sprintf("pod-%02d", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,8 +60,8 @@ func TestBoltSurvivesRandomDamage(t *testing.T) {
 			if _, err := s.List(); err != nil && !errors.Is(err, ErrCorruptRecord) {
 				t.Fatalf("round %d: List: %v", round, err)
 			}
-			if err := s.PutPod(record("after")); err != nil {
-				t.Fatalf("round %d: PutPod after damage: %v", round, err)
+			if err := put(s, record("after")); err != nil {
+				t.Fatalf("round %d: put after damage: %v", round, err)
 			}
 		}()
 		if aside, _ := filepath.Glob(path + ".corrupt-*"); len(aside) > 0 {

@@ -1,7 +1,8 @@
 // Package checkpoint is the agent's durable memory of its static pods: every
 // static pod as last accepted from its source (source, origin, hash, UID and
 // the manifest itself) and where each pod is in its lifecycle (running,
-// terminating with a deadline, terminated).
+// terminating with a deadline, terminated, and the final status of a pod
+// that completed).
 //
 // After a crash or reboot the agent reads it before its sources answer, so
 // that static pods come back even while their HTTP source or the apiserver
@@ -12,8 +13,8 @@
 // repository); Mem implements the same Store interface in memory for tests.
 //
 //	store, err := checkpoint.Open(filepath.Join(rootDir, "checkpoint.db"), checkpoint.Options{Logger: log})
-//	err = store.PutPod(checkpoint.PodRecord{UID: pod.UID, Source: podtypes.FileSource, Origin: path, Hash: hash, Pod: pod})
-//	err = store.SetPhase(pod.UID, checkpoint.Terminating, deadline)
+//	rec := checkpoint.PodRecord{UID: pod.UID, Source: podtypes.FileSource, Origin: path, Hash: hash, Pod: pod, Phase: checkpoint.Running}
+//	err = store.Apply([]checkpoint.Change{{UID: pod.UID, Record: &rec}}) // one transaction, one fsync
 //	records, err := store.List()
 //
 // Open reads the whole file once, read-only and fault-safe, and rebuilds it

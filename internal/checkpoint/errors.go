@@ -11,9 +11,7 @@ var (
 	// ErrCorruptRecord marks a record that could not be decoded; List skips
 	// it and reports it.
 	ErrCorruptRecord = errors.New("corrupt checkpoint record")
-	// ErrNotFound is returned by SetPhase for a UID the store does not hold.
-	ErrNotFound = errors.New("pod not in checkpoint")
-	// ErrInvalidRecord is returned by PutPod for a record missing its UID or
-	// pod.
+	// ErrInvalidRecord is returned by Apply for a record missing its UID,
+	// pod or phase.
 	ErrInvalidRecord = errors.New("invalid checkpoint record")
 )

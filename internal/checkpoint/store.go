@@ -42,7 +42,11 @@ type PodRecord struct {
 	// Phase and Deadline: a terminating pod must be stopped by Deadline.
 	Phase    Phase     `json:"phase"`
 	Deadline time.Time `json:"deadline,omitzero"`
-	// Updated is when the record last changed.
+	// Final is the status a pod that completed (it ran to Succeeded or
+	// Failed while its source still listed it) ended with; set only with
+	// Phase Terminated. Such a pod never runs again under its UID.
+	Final *corev1.PodStatus `json:"final,omitempty"`
+	// Updated is when the pod was last accepted from its source.
 	Updated time.Time `json:"updated"`
 }
 
@@ -52,40 +56,48 @@ func (r PodRecord) validate() error {
 		return fmt.Errorf("%w: no UID", ErrInvalidRecord)
 	case r.Pod == nil:
 		return fmt.Errorf("%w: pod %s: no pod", ErrInvalidRecord, r.UID)
-	case r.Phase != "" && !r.Phase.valid():
+	case !r.Phase.valid():
 		return fmt.Errorf("%w: pod %s: unknown phase %q", ErrInvalidRecord, r.UID, r.Phase)
+	case r.Final != nil && r.Phase != Terminated:
+		return fmt.Errorf("%w: pod %s: a final status in phase %q", ErrInvalidRecord, r.UID, r.Phase)
 	}
 	return nil
 }
 
-// inherit fills an unset phase from the stored record old (nil if none),
-// or starts the pod Running: re-accepting a manifest does not revive a pod
-// that is terminating.
-func (r PodRecord) inherit(old *PodRecord) PodRecord {
-	if r.Phase != "" {
-		return r
-	}
-	r.Phase, r.Deadline = Running, time.Time{}
-	if old != nil {
-		r.Phase, r.Deadline = old.Phase, old.Deadline
-	}
-	return r
+// Change is one write: Record stores the pod's record whole, replacing
+// what the store held of UID; a nil Record deletes UID (an unknown UID is
+// not an error).
+type Change struct {
+	UID    types.UID
+	Record *PodRecord
 }
 
 // Store is the checkpoint's interface. Every method is one transaction: a
 // crash leaves either the old or the new state, never a mix.
 type Store interface {
-	// PutPod stores a pod as accepted from its source. A record without a
-	// phase keeps the phase it had, or starts Running.
-	PutPod(rec PodRecord) error
-	// SetPhase records a lifecycle change; deadline matters for Terminating.
-	SetPhase(uid types.UID, phase Phase, deadline time.Time) error
-	// Delete forgets a pod; deleting an unknown UID is not an error.
-	Delete(uid types.UID) error
+	// Apply writes every change in one transaction, in order. A change with
+	// an invalid record fails the whole call (ErrInvalidRecord) and
+	// writes nothing.
+	Apply(changes []Change) error
 	// List returns every record, sorted by UID. Records that cannot be
 	// decoded are skipped and reported in the error (ErrCorruptRecord),
 	// alongside the records that could.
 	List() ([]PodRecord, error)
 	// Close releases the store.
 	Close() error
+}
+
+func validateChanges(changes []Change) error {
+	for _, c := range changes {
+		if c.Record == nil {
+			continue
+		}
+		if c.Record.UID != c.UID {
+			return fmt.Errorf("%w: change for pod %s carries the record of %s", ErrInvalidRecord, c.UID, c.Record.UID)
+		}
+		if err := c.Record.validate(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -119,6 +119,9 @@ type Health struct {
 	Status string `json:"status"`
 	Ready  bool   `json:"ready"`
 	Error  string `json:"error,omitempty"`
+	// Problems are faults that stop no pod (a checkpoint that cannot be
+	// written), one sentence each.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // errorBody is the JSON body of every non-200 answer.

@@ -20,6 +20,7 @@ type fakeProvider struct {
 	url       string
 	httpErr   error
 	ready     error
+	problems  []string
 }
 
 func (f *fakeProvider) Pods() []PodInfo {
@@ -50,6 +51,12 @@ func (f *fakeProvider) Ready() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.ready
+}
+
+func (f *fakeProvider) Problems() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.problems
 }
 
 // socketPath returns a path short enough for a unix socket (108 bytes),

@@ -73,7 +73,7 @@ func (s *Server) manifestErrors(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	h := Health{Status: "ok", Ready: true}
+	h := Health{Status: "ok", Ready: true, Problems: s.opts.Provider.Problems()}
 	if err := s.opts.Provider.Ready(); err != nil {
 		h.Ready, h.Error = false, err.Error()
 	}

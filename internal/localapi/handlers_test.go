@@ -188,14 +188,16 @@ func TestHealthReportsReadiness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Health{Status: "ok", Ready: false, Error: "sources not seen: file"}); got != want {
+	if want := (Health{Status: "ok", Ready: false, Error: "sources not seen: file"}); !cmp.Equal(got, want) {
 		t.Errorf("Health = %+v, want %+v", got, want)
 	}
 	p.mu.Lock()
 	p.ready = nil
+	p.problems = []string{"checkpoint: 3 change(s) not written, retrying: disk full"}
 	p.mu.Unlock()
-	if got, _ := c.Health(context.Background()); !got.Ready {
-		t.Errorf("Health = %+v, want ready", got)
+	got, _ = c.Health(context.Background())
+	if want := (Health{Status: "ok", Ready: true, Problems: p.problems}); !cmp.Equal(got, want) {
+		t.Errorf("Health = %+v, want %+v", got, want)
 	}
 }
 

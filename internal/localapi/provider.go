@@ -21,6 +21,8 @@ type Provider interface {
 	HTTPError() (url string, err error)
 	// Ready returns nil when the agent is ready, or why not.
 	Ready() error
+	// Problems lists faults that stop no pod, one sentence each.
+	Problems() []string
 }
 
 // PodInfo is one pod as the Provider reports it.

@@ -9,11 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-)
 
-// defaultGracePeriod applies when neither the caller, the pod, nor the
-// containers' annotations give one.
-const defaultGracePeriod int64 = 30
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
 
 // KillPod stops and removes every container and sandbox of a pod, then its
 // cgroups. pod may be nil (a pod found in the runtime with no spec); the
@@ -66,24 +64,11 @@ func killTarget(pod *corev1.Pod, running Pod, gracePeriodOverride *int64) (types
 	case gracePeriodOverride != nil:
 		opts.grace = max(*gracePeriodOverride, 0)
 	case pod != nil:
-		opts.grace = gracePeriod(pod)
+		opts.grace = podtypes.GracePeriod(pod)
 	default:
 		opts.graceFromAnnotations = true
 	}
 	return uid, opts, nil
-}
-
-// gracePeriod is the pod's grace period: the deletion's, or the spec's, or
-// the default.
-func gracePeriod(pod *corev1.Pod) int64 {
-	g := defaultGracePeriod
-	switch {
-	case pod.DeletionGracePeriodSeconds != nil:
-		g = *pod.DeletionGracePeriodSeconds
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		g = *pod.Spec.TerminationGracePeriodSeconds
-	}
-	return max(g, 0)
 }
 
 type stopOptions struct {
@@ -134,7 +119,7 @@ func graceFromAnnotations(containers []*runtimeapi.Container) int64 {
 		}
 	}
 	if !found {
-		return defaultGracePeriod
+		return int64(corev1.DefaultTerminationGracePeriodSeconds)
 	}
 	return grace
 }

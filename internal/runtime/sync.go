@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // ActionKind names one step SyncPod took.
@@ -72,7 +74,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			reason = p.DoneReason
 		}
 		log.V(1).Info("stopping pod", "reason", reason)
-		err := r.stopPod(ctx, pod.UID, stopOptions{grace: gracePeriod(pod)})
+		err := r.stopPod(ctx, pod.UID, stopOptions{grace: podtypes.GracePeriod(pod)})
 		res.add(Action{Kind: ActionKillPod, Reason: reason, Err: err})
 		if err != nil {
 			return res, err
@@ -99,7 +101,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 	}
 
 	if len(p.Kill) > 0 {
-		errs := r.stopContainers(ctx, p.Kill, gracePeriod(pod))
+		errs := r.stopContainers(ctx, p.Kill, podtypes.GracePeriod(pod))
 		for i, k := range p.Kill {
 			res.add(Action{Kind: ActionKillContainer, Container: k.Name, ID: k.ID, Reason: k.Reason, Err: errs[i]})
 		}
@@ -121,9 +123,16 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			errs = append(errs, wait)
 			continue
 		}
-		restarts := 0
-		if s.Previous != nil {
-			restarts = s.Previous.RestartCount + 1
+		restarts := s.Previous.nextRestartCount()
+		if s.Previous != nil && s.Previous.State == ContainerStateCreated {
+			// Never started (an agent killed while creating it, or a start
+			// that failed): it must not run later beside its replacement.
+			err := r.rt.RemoveContainer(ctx, s.Previous.ID)
+			if err != nil && !isNotFound(err) {
+				res.add(Action{Kind: ActionStartContainer, Container: c.Name, Reason: s.Reason, Err: err})
+				errs = append(errs, fmt.Errorf("container %q: removing the instance that never started: %w", c.Name, err))
+				continue
+			}
 		}
 		id, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, mounts[c.Name], env)
 		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err})

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -300,5 +301,38 @@ func TestNameReservedIsToldApart(t *testing.T) {
 		if !errors.Is(err, tc.step) || errors.Is(err, ErrNameReserved) != tc.reserved {
 			t.Errorf("%s refused with %q: SyncPod error = %v, want %v with reserved=%v", tc.method, tc.err, err, tc.step, tc.reserved)
 		}
+	}
+}
+
+// A container created but never started (the agent killed inside
+// CreateContainer, or a start that failed) is removed and replaced under
+// its own restart count: only instances that ran count as restarts.
+func TestSyncPodReplacesANeverStartedContainerWithoutCountingARestart(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod()
+	w.cri.InjectError("StartContainer", errors.New("agent killed"))
+	if _, err := w.sync(pod, nil); err == nil {
+		t.Fatal("the first sync succeeded; want its start to fail")
+	}
+	created := w.containerID("u1", "app")
+	w.calls()
+
+	w.mustSync(pod)
+	if got, want := w.calls(), []string{"RemoveContainer", "CreateContainer", "StartContainer"}; !cmp.Equal(got, want) {
+		t.Errorf("calls = %v, want %v", got, want)
+	}
+	c := w.lastContainerConfig()
+	if c.Annotations[AnnotationRestartCount] != "0" || c.Metadata.Attempt != 0 {
+		t.Errorf("replacement: restartCount %q, attempt %d; want 0 and 0: the first instance never ran",
+			c.Annotations[AnnotationRestartCount], c.Metadata.Attempt)
+	}
+	st, err := w.rt.GetPodStatus(context.Background(), pod.UID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (The fake names containers by name and attempt: the replacement
+	// has the same ID, and only one container may be left.)
+	if len(st.Containers) != 1 || st.Containers[0].State != ContainerStateRunning || st.Containers[0].ID != created {
+		t.Errorf("containers = %+v, want the one replacement, running", st.Containers)
 	}
 }

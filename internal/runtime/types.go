@@ -80,6 +80,20 @@ type PodStatus struct {
 	Containers []ContainerStatus
 }
 
+// nextRestartCount is the restart count of the instance that replaces c
+// (nil: none ran yet). Only an instance that started counts: one created
+// but never started (an agent killed in CreateContainer, a failed start)
+// is replaced under its own count, so restarts count what really ran.
+func (c *ContainerStatus) nextRestartCount() int {
+	switch {
+	case c == nil:
+		return 0
+	case c.State == ContainerStateCreated:
+		return c.RestartCount
+	}
+	return c.RestartCount + 1
+}
+
 // SandboxStatus describes one pod sandbox.
 type SandboxStatus struct {
 	ID          string

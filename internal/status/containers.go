@@ -1,6 +1,7 @@
 package status
 
 import (
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,8 +23,10 @@ const (
 // pod with init containers, as the kubelet reports it, else
 // ContainerCreating, or the reason of a pod-wide failure). A container
 // whose newest start failed is waiting with that failure's reason, and its
-// newest termination becomes the last one.
-func containerStatuses(specs []corev1.Container, rs *runtime.PodStatus, reasons map[string]waiting, podWide *waiting, hasInit bool) []corev1.ContainerStatus {
+// newest termination becomes the last one. In a terminal pod, a container
+// the runtime no longer holds keeps the terminated state it was last
+// reported in (prev), marked as such: nothing is invented for it.
+func containerStatuses(specs []corev1.Container, rs *runtime.PodStatus, reasons map[string]waiting, podWide *waiting, hasInit bool, prev []corev1.ContainerStatus, terminal bool) []corev1.ContainerStatus {
 	if len(specs) == 0 {
 		return nil
 	}
@@ -40,6 +43,10 @@ func containerStatuses(specs []corev1.Container, rs *runtime.PodStatus, reasons 
 	for _, spec := range specs {
 		cs := corev1.ContainerStatus{Name: spec.Name, Image: spec.Image, Started: new(false)}
 		instances := byName[spec.Name]
+		if last := lastTerminated(prev, spec.Name); len(instances) == 0 && terminal && last != nil {
+			out = append(out, *last)
+			continue
+		}
 		if len(instances) == 0 {
 			w := waiting{reason: defaultReason}
 			if podWide != nil {
@@ -62,6 +69,30 @@ func containerStatuses(specs []corev1.Container, rs *runtime.PodStatus, reasons 
 		out = append(out, cs)
 	}
 	return out
+}
+
+// MessageLastObserved marks a container state the runtime no longer
+// holds, reported as it was last observed.
+const MessageLastObserved = "last observed state: the runtime no longer holds this container"
+
+// lastTerminated returns the named container's previous status if it was
+// terminated, its message saying where it comes from.
+func lastTerminated(prev []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
+	for i := range prev {
+		if prev[i].Name != name || prev[i].State.Terminated == nil {
+			continue
+		}
+		cs := *prev[i].DeepCopy()
+		t := cs.State.Terminated
+		switch {
+		case t.Message == "":
+			t.Message = MessageLastObserved
+		case !strings.Contains(t.Message, MessageLastObserved):
+			t.Message += " (" + MessageLastObserved + ")"
+		}
+		return &cs
+	}
+	return nil
 }
 
 func fillFromRuntime(cs *corev1.ContainerStatus, c *runtime.ContainerStatus) {

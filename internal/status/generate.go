@@ -52,8 +52,8 @@ func Generate(in Input) corev1.PodStatus {
 
 	var st corev1.PodStatus
 	hasInit := len(pod.Spec.InitContainers) > 0
-	st.InitContainerStatuses = containerStatuses(pod.Spec.InitContainers, rs, reasons, podWide, hasInit)
-	st.ContainerStatuses = containerStatuses(pod.Spec.Containers, rs, reasons, podWide, hasInit)
+	st.InitContainerStatuses = containerStatuses(pod.Spec.InitContainers, rs, reasons, podWide, hasInit, prev.InitContainerStatuses, in.Terminal)
+	st.ContainerStatuses = containerStatuses(pod.Spec.Containers, rs, reasons, podWide, hasInit, prev.ContainerStatuses, in.Terminal)
 	for i, c := range pod.Spec.InitContainers {
 		// An init container is ready once it completed; a sidecar while it runs.
 		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {

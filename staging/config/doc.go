@@ -19,10 +19,21 @@
 // only that file; a periodic full re-read catches what inotify cannot see.
 // Hidden files, editor swap, backup and temporary files, and names without
 // a manifest extension are ignored. A missing directory counts as no pods
-// and is retried with backoff. The HTTP source polls; it names its URL only
-// redacted (RedactURL), sends its headers and the URL's userinfo only to
-// the URL's server, and follows at most 5 redirects, to http and https
-// URLs only. The apiserver source is a reflector over the pods bound to this node. It takes a
+// and is retried with backoff. Two files defining one pod full name are
+// settled by one rule, whatever order their events arrive in: the file
+// that holds the name keeps it while it defines it (so a running pod is
+// never displaced; FileOptions.Holders carries this across a restart), a
+// name nobody holds goes to the file whose path sorts first, and the other
+// file is refused with an error naming both. A read that looks transient
+// (a file that held pods gone, or empty, or changing while read) is looked
+// at again after SettleDelay before it counts, so a tool that truncates or
+// deletes and rewrites a manifest never stops its pod; and one file's pods
+// change at most once per ChangeInterval (1 s), with its newest content,
+// so a file rewritten in a loop cannot make its pod flap. The HTTP source
+// polls; it names its URL only redacted (RedactURL), sends its headers and
+// the URL's userinfo only to the URL's server, and follows at most 5
+// redirects, to http and https URLs only. The apiserver source is a
+// reflector over the pods bound to this node. It takes a
 // PodListerWatcher, which a clientset's CoreV1().Pods(metav1.NamespaceAll)
 // is, rather than the clientset: this package does not import the
 // clientset, whose scheme registers every API group (about 10 MiB of
@@ -34,7 +45,7 @@
 // strict decoding of one YAML or JSON document holding a v1 Pod or PodList
 // (unknown and duplicate fields refused), the core/v1 defaults, the static
 // pod identity (name <name>-<node>, namespace default, a UID hashing the
-// defaulted manifest, node and origin, the source, hash and seen
+// defaulted manifest, node and origin, the source, hash, seen and origin
 // annotations) and validation. A refusal is a *ManifestError naming the
 // origin, each offending field and why; it matches ErrManifest and a
 // reason's sentinel with errors.Is. A refused file never changes other

@@ -1,11 +1,12 @@
 package config
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -43,6 +44,23 @@ type FileOptions struct {
 	MaxFileBytes int64
 	// RetryMax caps the backoff while Path does not exist; default 5s.
 	RetryMax time.Duration
+	// SettleDelay is how long to wait before looking again at a file whose
+	// read looked transient (gone while it held pods, empty, changing while
+	// read), so that a writer that truncates, or removes and recreates, a
+	// manifest never stops its pods; default 10*Debounce. After a few looks
+	// the read is taken as it is.
+	SettleDelay time.Duration
+	// ChangeInterval is the least time between two changes of one file's
+	// pods: an edit within it waits for its end and applies the newest
+	// content, so a file rewritten in a loop moves its pods at most once
+	// per interval. The first edit after a quiet interval applies at once.
+	// Default 1s.
+	ChangeInterval time.Duration
+	// Holders maps pod full names to the file that held each before a
+	// restart (the agent's checkpoint knows): when two files define one
+	// name, the one that held it keeps it, as it would have had the agent
+	// not restarted.
+	Holders  map[string]string
 	Recorder EventRecorder
 	Logger   logr.Logger
 	Clock    clock.Clock
@@ -56,8 +74,9 @@ type FileSource struct {
 	log     logr.Logger
 	nodeRef *corev1.ObjectReference
 
-	// state is owned by the Run goroutine.
+	// state and pending are owned by the Run goroutine.
 	state      *fileState
+	pending    map[string]*pendingFile
 	sent       bool // a SET was sent since the path (re)appeared
 	singleFile string
 
@@ -90,6 +109,12 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 	if opts.RetryMax <= 0 {
 		opts.RetryMax = 5 * time.Second
 	}
+	if opts.SettleDelay <= 0 {
+		opts.SettleDelay = 10 * opts.Debounce
+	}
+	if opts.ChangeInterval <= 0 {
+		opts.ChangeInterval = time.Second
+	}
 	if opts.Recorder == nil {
 		opts.Recorder = nopRecorder{}
 	}
@@ -101,7 +126,8 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		opts:      opts,
 		log:       opts.Logger.WithName("file-source").WithValues("path", opts.Path),
 		nodeRef:   nodeReference(opts.NodeName),
-		state:     newFileState(),
+		state:     newFileState(opts.Holders),
+		pending:   make(map[string]*pendingFile),
 		published: make(map[string]error),
 	}, nil
 }
@@ -130,83 +156,105 @@ func (s *FileSource) candidate(name string) bool {
 	return !isEditorArtifact(name) && hasExtension(name, s.opts.Extensions)
 }
 
-// refresh re-reads one file and reports whether the accepted pods changed.
-func (s *FileSource) refresh(path string) bool {
+// refreshResult says what a read of one file found.
+type refreshResult int
+
+const (
+	readSame      refreshResult = iota // what the file defines did not change
+	readChanged                        // it changed (or the file is gone)
+	readUnsettled                      // the read looked transient: look again later
+)
+
+// refresh re-reads one file and reports whether what it defines changed.
+// Which pods are accepted is resolve's to decide, once every file due has
+// been read. A read that looks transient changes nothing the first time
+// (attempt 0): a file that held pods and is gone, or is empty (a writer
+// between truncating and writing); a second look is taken as it is. A file
+// that changed while it was read is looked at again, up to
+// maxSettleAttempts times.
+func (s *FileSource) refresh(path string, attempt int) refreshResult {
+	e := s.state.entries[path]
+	holds := e != nil && len(e.pods) > 0
+	before, statErr := os.Stat(path)
 	data, res, err := readManifestFile(path, s.opts.MaxFileBytes)
 	switch res {
 	case readAbsent:
-		return s.forget(path)
+		if holds && attempt == 0 {
+			return readUnsettled
+		}
+		if s.forget(path) {
+			return readChanged
+		}
+		return readSame
 	case readFailed:
-		e := s.state.entry(path)
-		e.read, e.held = false, nil
-		s.setError(path, e, err)
-		return false
+		e = s.state.entry(path)
+		changed := e.read || e.invalid == nil || e.invalid.Error() != err.Error()
+		e.read, e.parsed, e.invalid = false, nil, err
+		if changed {
+			return readChanged
+		}
+		return readSame
 	}
-	e := s.state.entry(path)
+	after, afterErr := os.Stat(path)
+	moved := statErr != nil || afterErr != nil || before.Size() != after.Size() || !before.ModTime().Equal(after.ModTime())
+	if moved && attempt < maxSettleAttempts || holds && attempt == 0 && len(bytes.TrimSpace(data)) == 0 {
+		return readUnsettled
+	}
+	e = s.state.entry(path)
 	sum := sha256.Sum256(data)
 	if e.read && sum == e.sum {
-		return false // unchanged content: same pods, or the same refusal
+		return readSame // unchanged content: same pods, or the same refusal
 	}
-	e.sum, e.read, e.held = sum, true, nil
-	pods, err := ParseManifest(data, ParseOptions{
+	if e.read {
+		e.changedAt = s.opts.Clock.Now()
+	}
+	e.sum, e.read = sum, true
+	e.parsed, e.invalid = ParseManifest(data, ParseOptions{
 		NodeName: s.opts.NodeName, Source: podtypes.FileSource, Origin: path, Now: s.opts.Clock.Now(),
 	})
-	if err != nil {
-		s.setError(path, e, err)
-		return false
-	}
-	if holder, full := s.state.conflict(path, pods); holder != "" {
-		e.held = pods
-		s.setError(path, e, &ManifestError{Origin: path, Reason: ReasonDuplicate,
-			Detail: fmt.Sprintf("pod full name %s is already defined by %s", full, holder)})
-		return false
-	}
-	if s.state.accept(path, pods) {
-		s.acceptHeld()
-	}
-	s.clearError(path)
-	return true
+	return readChanged
 }
 
-// forget drops a file that is gone and reports whether pods went with it.
+// forget drops a file that is gone and reports whether anything went with it.
 func (s *FileSource) forget(path string) bool {
-	hadPods := s.state.drop(path)
-	s.clearError(path)
-	if hadPods {
-		s.acceptHeld()
-	}
-	return hadPods
+	return s.state.drop(path) || s.Err(path) != nil
 }
 
-// acceptHeld accepts held pods whose full names are free now, files in
-// lexical order.
-func (s *FileSource) acceptHeld() {
-	for again := true; again; {
-		again = false
-		for _, path := range s.state.paths() {
-			e := s.state.entries[path]
-			if e.held == nil {
-				continue
-			}
-			if holder, _ := s.state.conflict(path, e.held); holder != "" {
-				continue
-			}
-			s.log.Info("Accepting a manifest whose pod name was freed", "file", path)
-			again = s.state.accept(path, e.held) || again
+// resolve decides which pods are accepted (see fileState.resolve),
+// publishes each file's refusal, and reports whether the accepted pods
+// changed.
+func (s *FileSource) resolve() bool {
+	changed := s.state.resolve()
+	for path := range s.publishedPaths() {
+		if _, ok := s.state.entries[path]; !ok {
 			s.clearError(path)
 		}
 	}
+	for _, path := range s.state.paths() {
+		e := s.state.entries[path]
+		if e.err != nil {
+			s.setError(path, e, e.err)
+		} else {
+			s.clearError(path)
+		}
+	}
+	return changed
+}
+
+func (s *FileSource) publishedPaths() map[string]error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.published)
 }
 
 func (s *FileSource) setError(path string, e *fileEntry, err error) {
-	same := e.err != nil && e.err.Error() == err.Error()
-	e.err = err
-	if same {
-		return
-	}
 	s.mu.Lock()
+	old := s.published[path]
 	s.published[path] = err
 	s.mu.Unlock()
+	if old != nil && old.Error() == err.Error() {
+		return
+	}
 	reason := reasonOf(err)
 	kept := len(e.pods)
 	s.log.Error(err, "Refusing manifest", "file", path, "reason", reason, "keptPods", kept)

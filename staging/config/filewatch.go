@@ -110,41 +110,74 @@ func (s *FileSource) session(ctx context.Context) (started bool, err error) {
 }
 
 // scan re-reads every manifest and sends the pods if they changed, or if
-// nothing was sent yet.
+// nothing was sent yet. What looks transient (a file gone that held pods,
+// an empty file, one changing while read) is left as it was and queued
+// for another look.
 func (s *FileSource) scan(ctx context.Context) error {
 	changed := false
 	seen := make(map[string]bool)
+	look := func(path string) {
+		switch s.refresh(path, 0) {
+		case readChanged:
+			changed = true
+		case readUnsettled:
+			s.settle(path, s.opts.Clock.Now(), 1)
+		}
+	}
 	if s.singleFile != "" {
-		changed = s.refresh(s.opts.Path)
+		look(s.opts.Path)
 		seen[s.opts.Path] = true
 	} else {
 		ents, err := os.ReadDir(s.opts.Path)
 		if err != nil {
 			return err
 		}
-		for _, ent := range ents { // lexical order: the first file wins a name
+		for _, ent := range ents {
 			if !s.candidate(ent.Name()) {
 				continue
 			}
 			path := filepath.Join(s.opts.Path, ent.Name())
 			seen[path] = true
-			changed = s.refresh(path) || changed
+			look(path)
 		}
 	}
 	for _, path := range s.state.paths() {
 		if !seen[path] {
-			changed = s.forget(path) || changed
+			look(path)
 		}
 	}
-	if changed || !s.sent {
+	if changed && s.resolve() || !s.sent {
 		return s.emit(ctx)
 	}
 	return ctx.Err()
 }
 
+// settle queues another look at a file whose read looked transient.
+// first is when the change it belongs to was first seen.
+func (s *FileSource) settle(path string, first time.Time, attempt int) {
+	now := s.opts.Clock.Now()
+	s.pending[path] = &pendingFile{first: first, last: now, notBefore: now.Add(s.opts.SettleDelay), attempt: attempt}
+}
+
+// maxSettleAttempts bounds the looks again at a file whose reads keep
+// looking transient: the next read is taken as it is.
+const maxSettleAttempts = 5
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // pendingFile is a file with unread events.
 type pendingFile struct {
 	first, last time.Time
+	// notBefore: a look again after a transient read, or the end of the
+	// file's change interval.
+	notBefore time.Time
+	// attempt counts the looks at a file whose reads look transient.
+	attempt int
 }
 
 // loop handles events until ctx ends or the path goes away.
@@ -162,7 +195,7 @@ func (s *FileSource) loop(ctx context.Context, w *fsnotify.Watcher, dir string) 
 			debounce.Stop()
 		}
 	}()
-	pending := make(map[string]*pendingFile)
+	pending := s.pending
 	rescan := false
 
 	for {
@@ -220,6 +253,9 @@ func (s *FileSource) loop(ctx context.Context, w *fsnotify.Watcher, dir string) 
 				return err
 			}
 			resync.Reset(s.opts.ResyncInterval)
+			if len(pending) > 0 && debounce == nil {
+				debounce = s.opts.Clock.NewTimer(s.opts.Debounce) // looks again the scan queued
+			}
 		}
 	}
 }
@@ -248,6 +284,7 @@ func (s *FileSource) classify(ev fsnotify.Event) (path string, rescan bool) {
 // flush reads the files that are due, sends the pods if they changed, and
 // returns when to fire next (0: nothing pending).
 func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile, rescan *bool) (time.Duration, error) {
+
 	now := s.opts.Clock.Now()
 	maxWait := 10 * s.opts.Debounce
 	var due []*pendingFile
@@ -261,6 +298,13 @@ func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile,
 	var next time.Duration
 	for path, p := range pending {
 		wait := min(p.last.Add(s.opts.Debounce).Sub(now), p.first.Add(maxWait).Sub(now))
+		if e := s.state.entries[path]; e != nil && !e.changedAt.IsZero() {
+			// A file whose content changed lately waits out its change
+			// interval: a flapping file moves its pods at most once per
+			// interval, with the newest content.
+			p.notBefore = later(p.notBefore, e.changedAt.Add(s.opts.ChangeInterval))
+		}
+		wait = max(wait, p.notBefore.Sub(now))
 		if wait > 0 {
 			if next == 0 || wait < next {
 				next = wait
@@ -268,10 +312,18 @@ func (s *FileSource) flush(ctx context.Context, pending map[string]*pendingFile,
 			continue
 		}
 		delete(pending, path)
-		due = append(due, p)
-		changed = s.refresh(path) || changed
+		switch s.refresh(path, p.attempt) {
+		case readChanged:
+			changed = true
+			due = append(due, p)
+		case readUnsettled:
+			s.settle(path, p.first, p.attempt+1)
+			if next == 0 || s.opts.SettleDelay < next {
+				next = s.opts.SettleDelay
+			}
+		}
 	}
-	if changed {
+	if changed && s.resolve() {
 		if err := s.emit(ctx); err != nil {
 			return 0, err
 		}

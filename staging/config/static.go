@@ -23,7 +23,8 @@ type ParseOptions struct {
 	NodeName string
 	// Source is podtypes.FileSource or podtypes.HTTPSource.
 	Source podtypes.Source
-	// Origin is the manifest's file path or URL.
+	// Origin is the manifest's file path or URL (without credentials: it
+	// is recorded in the pods' origin annotation).
 	Origin string
 	// Now, if set, is recorded in the config-seen annotation.
 	Now time.Time
@@ -72,7 +73,7 @@ func makeStatic(pod *corev1.Pod, opts ParseOptions) {
 	pod.UID, pod.ResourceVersion, pod.Generation = "", "", 0
 	pod.CreationTimestamp, pod.ManagedFields = metav1.Time{}, nil
 	pod.Status = corev1.PodStatus{}
-	for _, k := range []string{podtypes.ConfigSourceAnnotationKey, podtypes.ConfigHashAnnotationKey, podtypes.ConfigFirstSeenAnnotationKey} {
+	for _, k := range []string{podtypes.ConfigSourceAnnotationKey, podtypes.ConfigHashAnnotationKey, podtypes.ConfigFirstSeenAnnotationKey, podtypes.ConfigOriginAnnotationKey} {
 		delete(pod.Annotations, k)
 	}
 	if len(pod.Annotations) == 0 {
@@ -97,6 +98,9 @@ func makeStatic(pod *corev1.Pod, opts ParseOptions) {
 	}
 	pod.Annotations[podtypes.ConfigSourceAnnotationKey] = string(opts.Source)
 	pod.Annotations[podtypes.ConfigHashAnnotationKey] = string(uid)
+	if opts.Origin != "" {
+		pod.Annotations[podtypes.ConfigOriginAnnotationKey] = opts.Origin
+	}
 	if !opts.Now.IsZero() {
 		pod.Annotations[podtypes.ConfigFirstSeenAnnotationKey] = opts.Now.UTC().Format(time.RFC3339Nano)
 	}

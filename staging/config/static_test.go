@@ -49,6 +49,7 @@ func TestParseManifestMakesAStaticPod(t *testing.T) {
 			podtypes.ConfigSourceAnnotationKey:    "file",
 			podtypes.ConfigHashAnnotationKey:      uid,
 			podtypes.ConfigFirstSeenAnnotationKey: "2026-03-04T05:06:07.000000008Z",
+			podtypes.ConfigOriginAnnotationKey:    "/etc/manifests/web.yaml", // where the pod came from travels with it
 		},
 		"phase":       corev1.PodPending,
 		"tolerations": []corev1.Toleration{{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}},
@@ -137,5 +138,14 @@ func TestParseManifestPodListAndDuplicates(t *testing.T) {
 	_, err = ParseManifest([]byte(dup), fileOpts)
 	if err == nil || !strings.Contains(err.Error(), "items[1].metadata.name") || !strings.Contains(err.Error(), "already used by items[0]") {
 		t.Errorf("a list naming one pod twice: %v", err)
+	}
+}
+
+// A manifest cannot claim another origin: the source's own replaces it.
+func TestParseManifestRecordsItsOwnOrigin(t *testing.T) {
+	forged := strings.Replace(manifest("web", "nginx:1.27"), "metadata:\n", "metadata:\n  annotations:\n    nodeagent.io/config.origin: /etc/shadow\n", 1)
+	pod := parseOne(t, forged, fileOpts)
+	if got := podtypes.ConfigOrigin(pod); got != fileOpts.Origin {
+		t.Errorf("origin = %q, want %q", got, fileOpts.Origin)
 	}
 }

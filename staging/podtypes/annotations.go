@@ -15,7 +15,17 @@ const (
 	// ConfigMirrorAnnotationKey marks a mirror pod; its value is the config
 	// hash of the static pod it mirrors.
 	ConfigMirrorAnnotationKey = "kubernetes.io/config.mirror"
+	// ConfigOriginAnnotationKey holds where a static pod's manifest came
+	// from: its file's path, or its URL without credentials. The kubelet
+	// has no such key; nodeagent's sources set it so that the origin
+	// travels with the pod.
+	ConfigOriginAnnotationKey = "nodeagent.io/config.origin"
 )
+
+// ConfigOrigin returns the origin a static pod's source recorded, or "".
+func ConfigOrigin(pod *corev1.Pod) string {
+	return pod.Annotations[ConfigOriginAnnotationKey]
+}
 
 // IsMirrorPod reports whether the pod is a mirror pod.
 func IsMirrorPod(pod *corev1.Pod) bool {

@@ -119,3 +119,24 @@ func TestSources(t *testing.T) {
 		t.Errorf("AllSource and the empty source must not be valid pod sources")
 	}
 }
+
+func TestGracePeriod(t *testing.T) {
+	i := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		name           string
+		deletion, spec *int64
+		want           int64
+	}{
+		{"nothing set: the API default", nil, nil, 30},
+		{"the spec's", nil, i(5), 5},
+		{"the deletion's wins over the spec's", i(2), i(5), 2},
+		{"zero is zero", i(0), i(5), 0},
+		{"negative is zero", nil, i(-3), 0},
+	} {
+		pod := &corev1.Pod{}
+		pod.DeletionGracePeriodSeconds, pod.Spec.TerminationGracePeriodSeconds = tc.deletion, tc.spec
+		if got := GracePeriod(pod); got != tc.want {
+			t.Errorf("%s: GracePeriod = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // podState is everything the workers remember about one pod UID. The
@@ -128,9 +130,9 @@ func gracePeriod(current int64, inForce bool, pod *corev1.Pod, override *int64) 
 	}
 	lower(override)
 	if !set {
-		g = corev1.DefaultTerminationGracePeriodSeconds
-		if pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil {
-			g = *pod.Spec.TerminationGracePeriodSeconds
+		g = int64(corev1.DefaultTerminationGracePeriodSeconds)
+		if pod != nil {
+			g = podtypes.GracePeriod(pod)
 		}
 	}
 	return max(g, 0)

@@ -159,10 +159,10 @@ func benchBurstAgainstFloor(b *testing.B, n, rounds int) {
 	})
 }
 
-// benchBurst writes n manifests at once and returns the time until all n
-// containers run.
-func benchBurst(b *testing.B, n int) time.Duration {
-	h := newAgent(b)
+// benchBurst writes n manifests at once to an agent started with args and
+// returns the time until all n containers run.
+func benchBurst(b *testing.B, n int, args ...string) time.Duration {
+	h := newAgent(b, args...)
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
 		h.writeManifest(testPod(fmt.Sprintf("burst-%d", i), shContainer("main", benchForever)))

@@ -7,41 +7,32 @@ import (
 	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/config"
-	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // agentQueries is what the local API asks the agent.
 type agentQueries interface {
 	Pods() []agent.PodInfo
 	Timeline(types.UID) []timeline.Entry
+	Problems() []string
 }
 
 // apiProvider shows the agent and the config sources to the local API.
 type apiProvider struct {
-	agent   agentQueries
-	file    *config.FileSource // nil without --manifest-dir
-	http    *config.HTTPSource // nil without --manifest-url
-	url     string             // redacted
-	origins *originIndex       // nil without --manifest-dir
-	ready   func() error
+	agent agentQueries
+	file  *config.FileSource // nil without --manifest-dir
+	http  *config.HTTPSource // nil without --manifest-url
+	url   string             // redacted
+	ready func() error
 }
 
 var _ localapi.Provider = (*apiProvider)(nil)
 
 func newAPIProvider(ag agentQueries, file *config.FileSource, http *config.HTTPSource, o *Options, ready func() error) *apiProvider {
-	p := &apiProvider{agent: ag, file: file, http: http, url: config.RedactURL(o.ManifestURL), ready: ready}
-	if file != nil {
-		p.origins = newOriginIndex(o.ManifestDir, o.NodeName)
-	}
-	return p
+	return &apiProvider{agent: ag, file: file, http: http, url: config.RedactURL(o.ManifestURL), ready: ready}
 }
 
 func (p *apiProvider) Pods() []localapi.PodInfo {
 	pods := p.agent.Pods()
-	var origins map[types.UID]string
-	if p.origins != nil {
-		origins = p.origins.snapshot()
-	}
 	out := make([]localapi.PodInfo, 0, len(pods))
 	for _, in := range pods {
 		info := localapi.PodInfo{
@@ -50,16 +41,9 @@ func (p *apiProvider) Pods() []localapi.PodInfo {
 			WorkerPhase: in.WorkerPhase,
 			Source:      string(in.Source),
 			ConfigHash:  in.ConfigHash,
+			Origin:      in.Origin,
 			Restored:    in.Restored,
 			Adopted:     in.Adopted,
-		}
-		switch in.Source {
-		case podtypes.FileSource:
-			if in.Pod != nil {
-				info.Origin = origins[in.Pod.UID]
-			}
-		case podtypes.HTTPSource:
-			info.Origin = p.url
 		}
 		out = append(out, info)
 	}
@@ -90,3 +74,5 @@ func (p *apiProvider) HTTPError() (string, error) {
 }
 
 func (p *apiProvider) Ready() error { return p.ready() }
+
+func (p *apiProvider) Problems() []string { return p.agent.Problems() }

@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/agent"
@@ -160,16 +160,26 @@ type fakeAgent struct{ pods []agent.PodInfo }
 
 func (f fakeAgent) Pods() []agent.PodInfo               { return f.pods }
 func (f fakeAgent) Timeline(types.UID) []timeline.Entry { return nil }
+func (f fakeAgent) Problems() []string                  { return nil }
 
 // TestLocalAPIShowsTheURLRedacted: the local API names the manifest URL
-// of HTTP pods and of the URL's error without its credentials.
+// of HTTP pods (from the origin the source records) and of the URL's error
+// without its credentials.
 func TestLocalAPIShowsTheURLRedacted(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no", http.StatusForbidden) }))
+	var failing atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if failing.Load() {
+			http.Error(w, "no", http.StatusForbidden)
+			return
+		}
+		_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"containers":[{"name":"c","image":"i:1"}]}}`))
+	}))
 	defer srv.Close()
 	o := &Options{ManifestURL: strings.Replace(srv.URL, "http://", "http://user:pw-s3cret@", 1) + "/pods?token=q-s3cret"}
+	merger := config.NewMerger(config.MergerOptions{Buffer: 10})
 	src, err := config.NewHTTPSource(config.HTTPOptions{
 		URL: o.ManifestURL, Header: http.Header{"Authorization": {"Bearer h-s3cret"}}, NodeName: "node1",
-		Sink: config.NewMerger(config.MergerOptions{Buffer: 1}), Interval: time.Hour,
+		Sink: merger, Interval: 10 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -177,6 +187,14 @@ func TestLocalAPIShowsTheURLRedacted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- src.Run(ctx) }()
+	var pod *corev1.Pod
+	select {
+	case u := <-merger.Updates():
+		pod = u.Pods[0]
+	case <-time.After(10 * time.Second):
+		t.Fatal("the HTTP source sent no pod")
+	}
+	failing.Store(true)
 	deadline := time.Now().Add(10 * time.Second)
 	for src.Err() == nil && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -186,15 +204,16 @@ func TestLocalAPIShowsTheURLRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-node1", Namespace: "default", UID: "u1"}}
-	p := newAPIProvider(fakeAgent{pods: []agent.PodInfo{{Pod: pod, Source: podtypes.HTTPSource}}}, nil, src, o, func() error { return nil })
+	// As the agent reports a pod: its origin is the one its source recorded.
+	info := agent.PodInfo{Pod: pod, Source: podtypes.HTTPSource, Origin: podtypes.ConfigOrigin(pod)}
+	p := newAPIProvider(fakeAgent{pods: []agent.PodInfo{info}}, nil, src, o, func() error { return nil })
 	api, err := localapi.New(localapi.Options{SocketPath: "/unused", Provider: p})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(api.Handler())
 	defer ts.Close()
-	for _, path := range []string{"/v1/pods", "/v1/pods/default/web-node1", "/v1/manifests/errors"} {
+	for _, path := range []string{"/v1/pods", "/v1/pods/default/" + pod.Name, "/v1/manifests/errors"} {
 		resp, err := http.Get(ts.URL + path)
 		if err != nil {
 			t.Fatal(err)

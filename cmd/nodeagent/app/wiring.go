@@ -66,33 +66,14 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		return fmt.Errorf("registering the config metrics: %w", err)
 	}
 
-	// The pod sources, merged into one stream for the agent.
+	// The pod sources, merged into one stream for the agent; they are
+	// built once the checkpoint has been restored.
 	merger := config.NewMerger(config.MergerOptions{Mode: config.Incremental, Logger: log, Metrics: configMetrics})
 	var sources []podtypes.Source
-	var fileSource *config.FileSource
 	if o.ManifestDir != "" {
-		fileSource, err = config.NewFileSource(config.FileOptions{
-			Path: o.ManifestDir, NodeName: o.NodeName, Sink: merger,
-			ResyncInterval: o.FileCheckFrequency, Logger: log, Metrics: configMetrics,
-		})
-		if err != nil {
-			return err
-		}
 		sources = append(sources, podtypes.FileSource)
 	}
-	var httpSource *config.HTTPSource
 	if o.ManifestURL != "" {
-		header, err := o.urlHeader()
-		if err != nil {
-			return err
-		}
-		httpSource, err = config.NewHTTPSource(config.HTTPOptions{
-			URL: o.ManifestURL, Header: header, NodeName: o.NodeName, Sink: merger,
-			Interval: o.HTTPCheckFrequency, Logger: log, Metrics: configMetrics,
-		})
-		if err != nil {
-			return err
-		}
 		sources = append(sources, podtypes.HTTPSource)
 	}
 	sourcesReady := func() bool { return merger.SeenAllSources(sources...) }
@@ -136,8 +117,33 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	}
 	// Before any source runs: the checkpointed pods are desired until
 	// their sources answer.
-	if _, err := ag.Restore(ctx, merger, sources); err != nil {
+	restored, err := ag.Restore(ctx, merger, sources)
+	if err != nil {
 		return err
+	}
+	var fileSource *config.FileSource
+	if o.ManifestDir != "" {
+		fileSource, err = config.NewFileSource(config.FileOptions{
+			Path: o.ManifestDir, NodeName: o.NodeName, Sink: merger, Holders: restored.Holders,
+			ResyncInterval: o.FileCheckFrequency, Logger: log, Metrics: configMetrics,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	var httpSource *config.HTTPSource
+	if o.ManifestURL != "" {
+		header, err := o.urlHeader()
+		if err != nil {
+			return err
+		}
+		httpSource, err = config.NewHTTPSource(config.HTTPOptions{
+			URL: o.ManifestURL, Header: header, NodeName: o.NodeName, Sink: merger,
+			Interval: o.HTTPCheckFrequency, Logger: log, Metrics: configMetrics,
+		})
+		if err != nil {
+			return err
+		}
 	}
 	ready := readiness(ag, sourcesReady, sources)
 

@@ -27,7 +27,8 @@ func writeStore(t *testing.T, path string, uids ...string) {
 	defer s.Close()
 	for _, uid := range uids {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: uid, Namespace: "default", UID: types.UID("uid-" + uid)}}
-		if err := s.PutPod(checkpoint.PodRecord{UID: pod.UID, Source: podtypes.FileSource, Hash: "h-" + uid, Pod: pod}); err != nil {
+		rec := checkpoint.PodRecord{UID: pod.UID, Source: podtypes.FileSource, Hash: "h-" + uid, Pod: pod, Phase: checkpoint.Running}
+		if err := s.Apply([]checkpoint.Change{{UID: pod.UID, Record: &rec}}); err != nil {
 			t.Fatal(err)
 		}
 	}
