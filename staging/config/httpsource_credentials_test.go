@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 func TestRedactURL(t *testing.T) {
@@ -269,6 +272,51 @@ func TestHTTPSourceShowsNoCredentials(t *testing.T) {
 			if !strings.Contains(text, "token=xxxxx") {
 				t.Errorf("%s: %s do not name the URL redacted: %s", name, what, text)
 			}
+		}
+	}
+}
+
+// TestHTTPSourcePodsCarryNoCredentials: the pods record their origin
+// redacted, and their identity does not hash the credential, so rotating
+// it restarts no pod.
+func TestHTTPSourcePodsCarryNoCredentials(t *testing.T) {
+	srv := start(t, &recordingServer{next: serveManifest})
+	var uids []string
+	for _, secret := range []string{"s3cret-old", "s3cret-new"} {
+		url := strings.Replace(srv.URL, "http://", "http://user:"+secret+"@", 1) + "/pods?token=" + secret
+		m := NewMerger(MergerOptions{Buffer: 10})
+		s, err := NewHTTPSource(HTTPOptions{URL: url, NodeName: testNode, Sink: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.poll(context.Background())
+		out := drainUpdates(m)
+		if len(out) != 1 || len(out[0].Pods) != 1 {
+			t.Fatalf("updates = %v, want one pod", out)
+		}
+		pod := out[0].Pods[0]
+		data, _ := json.Marshal(pod)
+		if strings.Contains(string(data), "s3cret") {
+			t.Errorf("the pod carries the credential: %s", data)
+		}
+		if got, want := podtypes.ConfigOrigin(pod), RedactURL(url); got != want || !strings.Contains(got, "token=xxxxx") {
+			t.Errorf("origin = %q, want %q", got, want)
+		}
+		uids = append(uids, string(pod.UID))
+	}
+	if uids[0] != uids[1] {
+		t.Errorf("rotating the URL's credential changed the pod's UID: %v", uids)
+	}
+}
+
+func drainUpdates(m *Merger) []podtypes.PodUpdate {
+	var out []podtypes.PodUpdate
+	for {
+		select {
+		case u := <-m.Updates():
+			out = append(out, u)
+		default:
+			return out
 		}
 	}
 }
