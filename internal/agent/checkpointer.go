@@ -263,7 +263,7 @@ func (c *checkpointer) run(ctx context.Context) error {
 			if retry != nil {
 				retry.Stop()
 			}
-			c.write()
+			_ = c.write() // write records its error (lastErr, metrics); nothing is left to retry it
 			return nil
 		case <-c.kick:
 			if retry != nil {

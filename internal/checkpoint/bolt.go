@@ -57,12 +57,12 @@ func Open(path string, opts Options) (*Bolt, error) {
 		return nil, err
 	}
 	if err := migrate(db, path); err != nil {
-		db.Close()
+		_ = db.Close() // the migration error is the one to report
 		return nil, err
 	}
 	// bolt creates with the mode given, but an existing file keeps its own.
 	if err := os.Chmod(path, 0o600); err != nil {
-		db.Close()
+		_ = db.Close() // the chmod error is the one to report
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return &Bolt{db: db}, nil

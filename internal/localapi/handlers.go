@@ -7,7 +7,7 @@ import (
 	"slices"
 )
 
-func (s *Server) handler() http.Handler {
+func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/pods", s.listPods)
 	mux.HandleFunc("GET /v1/pods/{namespace}/{name}", s.getPod)

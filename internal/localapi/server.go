@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/nodeagent/nodeagent/internal/httplimits"
 )
 
 // Options configure a Server. SocketPath and Provider are required.
@@ -23,9 +25,12 @@ type Options struct {
 
 // Server serves the local API on a unix socket.
 type Server struct {
-	opts Options
-	log  logr.Logger
-	srv  *http.Server
+	opts    Options
+	log     logr.Logger
+	handler http.Handler
+	// lim bounds the connections: whoever can reach the socket must not
+	// be able to hold the server by sending nothing.
+	lim httplimits.Limits
 }
 
 // New returns a Server; it touches nothing until Run.
@@ -42,11 +47,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
-	s := &Server{opts: opts, log: opts.Logger.WithName("localapi").WithValues("socket", opts.SocketPath)}
-	s.srv = &http.Server{
-		Handler:           s.handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	s := &Server{opts: opts, log: opts.Logger.WithName("localapi").WithValues("socket", opts.SocketPath), lim: httplimits.Defaults()}
+	s.handler = s.routes()
 	return s, nil
 }
 
@@ -59,18 +61,19 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	s.log.Info("serving the local API")
+	srv := httplimits.Server(s.handler, s.lim)
 	errc := make(chan error, 1)
-	go func() { errc <- s.srv.Serve(l) }()
+	go func() { errc <- srv.Serve(httplimits.Listener(l, s.lim)) }()
 
 	select {
 	case err := <-errc:
-		os.Remove(s.opts.SocketPath)
+		_ = os.Remove(s.opts.SocketPath) // best effort; the serve error is the one to report
 		return fmt.Errorf("local API on %s: %w", s.opts.SocketPath, err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
-	err = s.srv.Shutdown(sctx)
+	err = srv.Shutdown(sctx)
 	<-errc // http.ErrServerClosed
 	// The listener unlinks the socket on close; this covers a failed close.
 	if rerr := os.Remove(s.opts.SocketPath); rerr != nil && !os.IsNotExist(rerr) && err == nil {
@@ -83,4 +86,4 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // Handler returns the API's handler, for tests and embedding.
-func (s *Server) Handler() http.Handler { return s.srv.Handler }
+func (s *Server) Handler() http.Handler { return s.handler }

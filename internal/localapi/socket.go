@@ -32,7 +32,7 @@ func listen(path string) (*net.UnixListener, error) {
 		return nil, fmt.Errorf("local API socket %s: %w", path, err)
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
-		l.Close()
+		_ = l.Close() // the chmod error is the one to report
 		return nil, fmt.Errorf("local API socket %s: %w", path, err)
 	}
 	return l, nil
@@ -51,7 +51,7 @@ func removeStale(path string) error {
 	}
 	c, err := net.DialTimeout("unix", path, time.Second)
 	if err == nil {
-		c.Close()
+		_ = c.Close() // it answered: that is all this dial asked
 		return fmt.Errorf("local API socket %s: %w", path, ErrSocketInUse)
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, fs.ErrNotExist) {

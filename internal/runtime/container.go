@@ -35,7 +35,7 @@ func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Join(sandbox.LogDirectory, c.Name), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(sandbox.LogDirectory, c.Name), 0o755); err != nil { // #nosec G301 -- log collectors read pod logs, as under the kubelet
 		return "", fmt.Errorf("%w: log directory: %w", ErrCreateContainer, err)
 	}
 	id, err := r.rt.CreateContainer(ctx, sandboxID, config, sandbox)
@@ -55,7 +55,7 @@ func (r *Runtime) containerConfig(pod *corev1.Pod, c *corev1.Container, restartC
 		return nil, err
 	}
 	config := &runtimeapi.ContainerConfig{
-		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
+		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)}, // #nosec G115 -- a restart count is never negative nor near 2^32
 		Image:       &runtimeapi.ImageSpec{Image: image, UserSpecifiedImage: c.Image},
 		Command:     c.Command,
 		Args:        c.Args,

@@ -72,7 +72,7 @@ func dialCRI(ctx context.Context, endpoint string, connectTimeout, requestTimeou
 	defer cancel()
 	v, err := c.rt.Version(vctx, &runtimeapi.VersionRequest{Version: "v1"})
 	if err != nil {
-		conn.Close()
+		_ = conn.Close() // the Version error is the one to report
 		return nil, nil, classifyVersionError(endpoint, path, connectTimeout, err)
 	}
 	return c, v, nil
@@ -88,7 +88,7 @@ func classifyVersionError(endpoint, path string, timeout time.Duration, err erro
 	if dialErr != nil {
 		return fmt.Errorf("CRI endpoint %s: nothing accepts connections (%v): %w", endpoint, dialErr, ErrRuntimeUnavailable)
 	}
-	probe.Close()
+	_ = probe.Close() // it accepted: that is all the probe asked
 	if grpcstatus.Code(err) == codes.DeadlineExceeded {
 		return fmt.Errorf("CRI endpoint %s: no answer to Version within %s: %w", endpoint, timeout, ErrRuntimeUnavailable)
 	}

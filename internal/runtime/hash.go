@@ -20,6 +20,6 @@ import (
 func HashContainer(c *corev1.Container) string {
 	raw, _ := json.Marshal(c) // a corev1.Container has nothing that fails to marshal
 	h := fnv.New64a()
-	h.Write(raw)
+	_, _ = h.Write(raw) // a hash.Hash never fails to write
 	return strconv.FormatUint(h.Sum64(), 16)
 }

@@ -75,7 +75,7 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 
 // runSandbox creates the pod's log directory and runs a new sandbox.
 func (r *Runtime) runSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig) (string, error) {
-	if err := os.MkdirAll(config.LogDirectory, 0o755); err != nil {
+	if err := os.MkdirAll(config.LogDirectory, 0o755); err != nil { // #nosec G301 -- log collectors read pod logs, as under the kubelet
 		return "", fmt.Errorf("%w: log directory: %w", ErrCreateSandbox, err)
 	}
 	id, err := r.rt.RunPodSandbox(ctx, config, r.opts.RuntimeHandler)

@@ -50,7 +50,7 @@ func (r *Runtime) GetPodStatus(ctx context.Context, uid types.UID) (*PodStatus, 
 		return newestFirst(a.CreatedAt, b.CreatedAt, a.Attempt, b.Attempt)
 	})
 	slices.SortStableFunc(s.Containers, func(a, b ContainerStatus) int {
-		return newestFirst(a.CreatedAt, b.CreatedAt, uint32(a.RestartCount), uint32(b.RestartCount))
+		return newestFirst(a.CreatedAt, b.CreatedAt, uint32(a.RestartCount), uint32(b.RestartCount)) // #nosec G115 -- restart counts are never negative
 	})
 	if len(s.Sandboxes) > 0 && s.Sandboxes[0].State == SandboxReady {
 		s.IPs = ips[s.Sandboxes[0].ID]

@@ -37,7 +37,7 @@ func checkHostPath(name string, hp *corev1.HostPathVolumeSource) (string, error)
 		return path, nil
 	case corev1.HostPathDirectoryOrCreate:
 		if missing {
-			if err := os.MkdirAll(path, 0o755); err != nil {
+			if err := os.MkdirAll(path, 0o755); err != nil { // #nosec G301 -- DirectoryOrCreate makes 0755, as the kubelet does
 				return "", fmt.Errorf("volume %q: creating %s: %w", name, path, err)
 			}
 			return path, nil
@@ -83,10 +83,10 @@ func checkHostPath(name string, hp *corev1.HostPathVolumeSource) (string, error)
 
 // createFile creates an empty file (0644) and its parent directories.
 func createFile(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { // #nosec G301 -- FileOrCreate parents are 0755, as the kubelet makes them
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644) // #nosec G302 G304 -- FileOrCreate makes 0644 at the pod's own hostPath, as the kubelet does
 	if errors.Is(err, fs.ErrExist) {
 		return nil // created meanwhile
 	}

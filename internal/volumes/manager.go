@@ -113,12 +113,12 @@ func (m *Manager) setupVolume(uid types.UID, v *corev1.Volume) (string, error) {
 			return "", fmt.Errorf("volume %q: an emptyDir's name must name one directory: %w", v.Name, ErrInvalidMount)
 		}
 		path := m.EmptyDirPath(uid, v.Name)
-		if err := os.MkdirAll(path, 0o777); err != nil {
+		if err := os.MkdirAll(path, 0o777); err != nil { // #nosec G301 -- an emptyDir is writable by any container user, as under the kubelet
 			return "", fmt.Errorf("volume %q: %w", v.Name, err)
 		}
 		// Any user of any container may write an emptyDir; the umask must
 		// not decide that.
-		if err := os.Chmod(path, 0o777); err != nil {
+		if err := os.Chmod(path, 0o777); err != nil { // #nosec G302 -- see above: the umask must not decide it
 			return "", fmt.Errorf("volume %q: %w", v.Name, err)
 		}
 		return path, nil

@@ -31,8 +31,11 @@
 // at again after SettleDelay before it counts, so a tool that truncates or
 // deletes and rewrites a manifest never stops its pod; and one file's pods
 // change at most once per ChangeInterval (1 s), with its newest content,
-// so a file rewritten in a loop cannot make its pod flap. The HTTP source polls; the apiserver source
-// is a reflector over the pods bound to this node. It takes a
+// so a file rewritten in a loop cannot make its pod flap. The HTTP source
+// polls; it names its URL only redacted (RedactURL), sends its headers and
+// the URL's userinfo only to the URL's server, and follows at most 5
+// redirects, to http and https URLs only. The apiserver source is a
+// reflector over the pods bound to this node. It takes a
 // PodListerWatcher, which a clientset's CoreV1().Pods(metav1.NamespaceAll)
 // is, rather than the clientset: this package does not import the
 // clientset, whose scheme registers every API group (about 10 MiB of

@@ -91,7 +91,7 @@ func (s *FileSource) session(ctx context.Context) (started bool, err error) {
 	w, err := fsnotify.NewWatcher()
 	if err == nil {
 		if err = w.Add(dir); err != nil {
-			w.Close()
+			_ = w.Close() // the Add error is the one to report
 		}
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -20,8 +21,11 @@ import (
 
 // HTTPOptions configure an HTTPSource. URL, NodeName and Sink are required.
 type HTTPOptions struct {
+	// URL is an http or https URL. Its userinfo and query values are
+	// shown redacted wherever the source names it (RedactURL).
 	URL string
-	// Header is sent with every request (for example Authorization).
+	// Header is sent with every request (for example Authorization), and
+	// with redirects only while they stay on the URL's server.
 	Header   http.Header
 	NodeName string
 	Sink     Sink
@@ -31,7 +35,8 @@ type HTTPOptions struct {
 	Timeout time.Duration
 	// MaxBodyBytes bounds the body; default and at most MaxManifestBytes.
 	MaxBodyBytes int64
-	// Client defaults to a plain http.Client.
+	// Client defaults to a plain http.Client. The source uses a copy whose
+	// CheckRedirect applies its redirect rules before the client's own.
 	Client   *http.Client
 	Recorder EventRecorder
 	Logger   logr.Logger
@@ -43,9 +48,12 @@ type HTTPOptions struct {
 // pods as a SET whenever the body changes. A failed fetch, an empty body or
 // a refused manifest keeps the pods last accepted; to remove every pod the
 // URL serves an empty PodList. The source is seen by the merger after its
-// first accepted body.
+// first accepted body. The URL's credentials are never shown: logs, events
+// and errors name it redacted, and its pods' identity hashes the redacted
+// URL, so that rotating a credential in the URL restarts no pod.
 type HTTPSource struct {
 	opts    HTTPOptions
+	origin  string // the URL, redacted
 	log     logr.Logger
 	nodeRef *corev1.ObjectReference
 
@@ -70,6 +78,13 @@ func NewHTTPSource(opts HTTPOptions) (*HTTPSource, error) {
 	case opts.MaxBodyBytes > MaxManifestBytes:
 		return nil, fmt.Errorf("config: HTTPOptions.MaxBodyBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", opts.MaxBodyBytes, MaxManifestBytes)
 	}
+	u, err := url.Parse(opts.URL)
+	if err == nil {
+		err = checkScheme(u)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config: HTTPOptions.URL %s: %w", RedactURL(opts.URL), redactError(err))
+	}
 	if opts.Interval <= 0 {
 		opts.Interval = 20 * time.Second
 	}
@@ -79,18 +94,23 @@ func NewHTTPSource(opts HTTPOptions) (*HTTPSource, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = MaxManifestBytes
 	}
-	if opts.Client == nil {
-		opts.Client = &http.Client{}
+	client := http.Client{}
+	if opts.Client != nil {
+		client = *opts.Client
 	}
+	client.CheckRedirect = redirectPolicy(opts.Header, client.CheckRedirect)
+	opts.Client = &client
 	if opts.Recorder == nil {
 		opts.Recorder = nopRecorder{}
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	origin := redactURL(u)
 	return &HTTPSource{
 		opts:    opts,
-		log:     opts.Logger.WithName("http-source").WithValues("url", opts.URL),
+		origin:  origin,
+		log:     opts.Logger.WithName("http-source").WithValues("url", origin),
 		nodeRef: nodeReference(opts.NodeName),
 	}, nil
 }
@@ -135,12 +155,12 @@ func (s *HTTPSource) poll(ctx context.Context) {
 	}
 	s.lastSum, s.haveSum = sum, true
 	if len(bytes.TrimSpace(data)) == 0 {
-		s.report(&s.bodyErr, &ManifestError{Origin: s.opts.URL, Reason: ReasonEmpty,
+		s.report(&s.bodyErr, &ManifestError{Origin: s.origin, Reason: ReasonEmpty,
 			Detail: "empty body; the pods last accepted are kept (serve an empty PodList to remove them)"})
 		return
 	}
 	pods, err := ParseManifest(data, ParseOptions{
-		NodeName: s.opts.NodeName, Source: podtypes.HTTPSource, Origin: s.opts.URL, Now: s.opts.Clock.Now(),
+		NodeName: s.opts.NodeName, Source: podtypes.HTTPSource, Origin: s.origin, Now: s.opts.Clock.Now(),
 	})
 	if err != nil {
 		s.report(&s.bodyErr, err)
@@ -157,16 +177,16 @@ func (s *HTTPSource) fetch(ctx context.Context) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	fail := func(reason Reason, format string, args ...any) error {
-		return &ManifestError{Origin: s.opts.URL, Reason: reason, Detail: fmt.Sprintf(format, args...)}
+		return &ManifestError{Origin: s.origin, Reason: reason, Detail: fmt.Sprintf(format, args...)}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.opts.URL, nil)
 	if err != nil {
-		return nil, fail(ReasonFetch, "%v", err)
+		return nil, fail(ReasonFetch, "%v", redactError(err))
 	}
 	req.Header = s.opts.Header.Clone()
 	resp, err := s.opts.Client.Do(req)
 	if err != nil {
-		return nil, fail(ReasonFetch, "%v", err)
+		return nil, fail(ReasonFetch, "%v", redactError(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

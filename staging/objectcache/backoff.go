@@ -24,7 +24,7 @@ func (b *backoff) next() time.Duration {
 	}
 	d := b.cur
 	b.cur = min(2*b.cur, b.max)
-	return d + rand.N(d/2+1)
+	return d + rand.N(d/2+1) // #nosec G404 -- jitter spreads retries; it guards no secret
 }
 
 // reset makes the next delay initial again, after a success.

@@ -93,7 +93,7 @@ func (s *watchStore[T]) list(ctx context.Context, it *watchItem[T]) (rv string, 
 // version to watch from next ("" to list again), and done when the run is
 // over.
 func (s *watchStore[T]) watch(ctx context.Context, it *watchItem[T], rv string) (next string, done bool, err error) {
-	timeout := int64(minWatchTimeout.Seconds() * (1 + rand.Float64()))
+	timeout := int64(minWatchTimeout.Seconds() * (1 + rand.Float64())) // #nosec G404 -- spreads watch timeouts; guards no secret
 	w, err := s.kind.watch(ctx, s.opts.Client, it.key.namespace, metav1.ListOptions{
 		FieldSelector:       nameSelector(it.key.name),
 		ResourceVersion:     rv,

@@ -88,7 +88,7 @@ func (s *watchStore[T]) startLocked(it *watchItem[T]) {
 	if s.ctx == nil || s.stopped || it.cancel != nil || it.immutable {
 		return
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(s.ctx) // #nosec G118 -- kept in it.cancel; endRunLocked calls it
 	it.cancel = cancel
 	it.lastAccess.Store(s.opts.Clock.Now().UnixNano())
 	s.wg.Add(1)

@@ -79,5 +79,5 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 func defaultJitter(d time.Duration) time.Duration {
-	return d + time.Duration(rand.Float64()*DefaultJitterFactor*float64(d))
+	return d + time.Duration(rand.Float64()*DefaultJitterFactor*float64(d)) // #nosec G404 -- jitter spreads retries; it guards no secret
 }

@@ -38,6 +38,9 @@ func Main(args []string) int {
 	if errors.Is(err, pflag.ErrHelp) {
 		return exitOK
 	}
+	// Before the config file adds its settings: these are about the
+	// command line alone.
+	warnings := commandLineWarnings(fs, o)
 	if err == nil {
 		verflag.PrintAndExitIfRequested()
 		err = settle(fs, o)
@@ -54,6 +57,9 @@ func Main(args []string) int {
 		return exitUsage
 	}
 	log := klog.Background().WithName("nodeagent")
+	for _, w := range warnings {
+		log.Info("Warning: " + w)
+	}
 
 	// The first SIGTERM or SIGINT stops the agent and leaves the pods
 	// running; once it is stopping, a second signal kills the process.
@@ -79,6 +85,9 @@ func Main(args []string) int {
 func settle(fs *pflag.FlagSet, o *Options) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q: every setting is a --flag", fs.Args())
+	}
+	if err := checkCommandLine(fs, o); err != nil {
+		return err
 	}
 	if o.ConfigFile != "" {
 		if err := applyConfigFile(fs, o.ConfigFile); err != nil {

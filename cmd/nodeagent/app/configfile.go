@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -17,13 +18,22 @@ import (
 // wins. Unknown keys are errors, as a misspelt setting must not pass
 // silently. A list sets a repeatable flag once per item.
 func applyConfigFile(fs *pflag.FlagSet, path string) error {
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(path) // #nosec G304 -- the path is the operator's own --config
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
 	var settings map[string]any
 	if err := yaml.Unmarshal(data, &settings); err != nil {
 		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	if holdsCredentials(settings) {
+		fi, err := os.Stat(path)
+		if err == nil {
+			err = checkPrivate(path, fi)
+		}
+		if err != nil {
+			return fmt.Errorf("config file (it sets manifest-url-header or a manifest-url with userinfo): %w", err)
+		}
 	}
 	keys := make([]string, 0, len(settings))
 	for k := range settings {
@@ -78,4 +88,15 @@ func flagValues(v any) ([]string, error) {
 	}
 	b, _ := json.Marshal(v)
 	return nil, fmt.Errorf("want a plain value or a list, not %s", b)
+}
+
+// holdsCredentials tells whether config file settings include what is
+// surely a credential: headers for the manifest URL, or userinfo in it.
+func holdsCredentials(settings map[string]any) bool {
+	if settings["manifest-url-header"] != nil {
+		return true
+	}
+	raw, _ := settings["manifest-url"].(string)
+	u, err := url.Parse(raw)
+	return err == nil && u.User != nil
 }

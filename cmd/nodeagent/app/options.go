@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 	logsapi "k8s.io/component-base/logs/api/v1"
+
+	"github.com/nodeagent/nodeagent/staging/config"
 )
 
 // Options are nodeagent's settings; each field is one flag, and one key of
@@ -20,11 +22,12 @@ import (
 type Options struct {
 	ConfigFile string
 
-	ManifestDir        string
-	ManifestURL        string
-	ManifestURLHeaders []string
-	FileCheckFrequency time.Duration
-	HTTPCheckFrequency time.Duration
+	ManifestDir           string
+	ManifestURL           string
+	ManifestURLHeaders    []string
+	ManifestURLHeaderFile string
+	FileCheckFrequency    time.Duration
+	HTTPCheckFrequency    time.Duration
 
 	CRIEndpoint           string
 	RuntimeRequestTimeout time.Duration
@@ -72,7 +75,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 	fs.StringVar(&o.ManifestDir, "manifest-dir", o.ManifestDir, "directory of static pod manifests (*.yaml, *.yml, *.json), or a single manifest file")
 	fs.StringVar(&o.ManifestURL, "manifest-url", o.ManifestURL, "URL serving a Pod or PodList manifest, polled every --http-check-frequency")
-	fs.StringArrayVar(&o.ManifestURLHeaders, "manifest-url-header", o.ManifestURLHeaders, "'Name: value' header sent with every --manifest-url request; repeatable")
+	fs.StringArrayVar(&o.ManifestURLHeaders, "manifest-url-header", o.ManifestURLHeaders, "'Name: value' header sent with every --manifest-url request; repeatable. Every user of the node can read the command line: put credentials in --manifest-url-header-file")
+	fs.StringVar(&o.ManifestURLHeaderFile, "manifest-url-header-file", o.ManifestURLHeaderFile, "file of 'Name: value' lines (blank and # lines skipped), headers sent with every --manifest-url request, for credentials; it must be readable by its owner only (mode 0600 or 0400)")
 	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency, "period of the full re-read of --manifest-dir (changes are picked up at once through inotify; this catches what it misses)")
 	fs.DurationVar(&o.HTTPCheckFrequency, "http-check-frequency", o.HTTPCheckFrequency, "period between polls of --manifest-url")
 
@@ -136,8 +140,12 @@ func (o *Options) Validate() error {
 	if !strings.HasPrefix(o.CgroupRoot, "/") {
 		bad("--cgroup-root %q must start with /", o.CgroupRoot)
 	}
-	if o.ManifestURL != "" && !strings.HasPrefix(o.ManifestURL, "http://") && !strings.HasPrefix(o.ManifestURL, "https://") {
-		bad("--manifest-url %q must be an http:// or https:// URL", o.ManifestURL)
+	if o.ManifestURL != "" {
+		if u, err := url.Parse(o.ManifestURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("--manifest-url %s must be an http:// or https:// URL with a host", config.RedactURL(o.ManifestURL))
+		}
+	} else if len(o.ManifestURLHeaders) > 0 || o.ManifestURLHeaderFile != "" {
+		bad("--manifest-url-header and --manifest-url-header-file need a --manifest-url")
 	}
 	if _, err := o.urlHeader(); err != nil {
 		errs = append(errs, err)
@@ -165,18 +173,4 @@ func (o *Options) Validate() error {
 		bad("--profiling needs a --serve-address to serve on")
 	}
 	return errors.Join(errs...)
-}
-
-// urlHeader parses --manifest-url-header values ("Name: value").
-func (o *Options) urlHeader() (http.Header, error) {
-	h := http.Header{}
-	for _, kv := range o.ManifestURLHeaders {
-		name, value, ok := strings.Cut(kv, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return nil, fmt.Errorf("--manifest-url-header %q: want 'Name: value'", kv)
-		}
-		h.Add(name, strings.TrimSpace(value))
-	}
-	return h, nil
 }

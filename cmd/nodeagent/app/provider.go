@@ -5,22 +5,30 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/localapi"
+	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/config"
 )
 
+// agentQueries is what the local API asks the agent.
+type agentQueries interface {
+	Pods() []agent.PodInfo
+	Timeline(types.UID) []timeline.Entry
+	Problems() []string
+}
+
 // apiProvider shows the agent and the config sources to the local API.
 type apiProvider struct {
-	agent *agent.Agent
+	agent agentQueries
 	file  *config.FileSource // nil without --manifest-dir
 	http  *config.HTTPSource // nil without --manifest-url
-	url   string
+	url   string             // redacted
 	ready func() error
 }
 
 var _ localapi.Provider = (*apiProvider)(nil)
 
-func newAPIProvider(ag *agent.Agent, file *config.FileSource, http *config.HTTPSource, o *Options, ready func() error) *apiProvider {
-	return &apiProvider{agent: ag, file: file, http: http, url: o.ManifestURL, ready: ready}
+func newAPIProvider(ag agentQueries, file *config.FileSource, http *config.HTTPSource, o *Options, ready func() error) *apiProvider {
+	return &apiProvider{agent: ag, file: file, http: http, url: config.RedactURL(o.ManifestURL), ready: ready}
 }
 
 func (p *apiProvider) Pods() []localapi.PodInfo {

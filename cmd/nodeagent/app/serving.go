@@ -10,13 +10,19 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/component-base/metrics"
+
+	"github.com/nodeagent/nodeagent/internal/httplimits"
 )
 
 // serving answers /healthz, /readyz and /metrics over plain HTTP, and
 // /debug/pprof/ when profiling is on.
 type serving struct {
-	l   net.Listener
-	srv *http.Server
+	l       net.Listener
+	handler http.Handler
+	// lim bounds the connections: --serve-address may be reachable from
+	// more than the node, and no client may hold the server by sending
+	// nothing.
+	lim httplimits.Limits
 	log logr.Logger
 }
 
@@ -43,16 +49,18 @@ func newServing(addr string, reg metrics.KubeRegistry, ready func() error, profi
 		addProfiling(mux)
 	}
 	return &serving{
-		l:   l,
-		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
-		log: log.WithName("serving").WithValues("address", l.Addr().String()),
+		l:       l,
+		handler: mux,
+		lim:     httplimits.Defaults(),
+		log:     log.WithName("serving").WithValues("address", l.Addr().String()),
 	}, nil
 }
 
 // Run serves until ctx ends.
 func (s *serving) Run(ctx context.Context) error {
+	srv := httplimits.Server(s.handler, s.lim)
 	errc := make(chan error, 1)
-	go func() { errc <- s.srv.Serve(s.l) }()
+	go func() { errc <- srv.Serve(httplimits.Listener(s.l, s.lim)) }()
 	s.log.Info("serving /healthz, /readyz and /metrics")
 	select {
 	case err := <-errc:
@@ -61,7 +69,7 @@ func (s *serving) Run(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	err := s.srv.Shutdown(sctx)
+	err := srv.Shutdown(sctx)
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
 	}

@@ -179,7 +179,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		g.Go(func() error { return serve.Run(gctx) })
 	}
 	log.Info("nodeagent started", "node", o.NodeName, "runtime", rt.Version().RuntimeName+" "+rt.Version().RuntimeVersion,
-		"manifestDir", o.ManifestDir, "manifestURL", o.ManifestURL, "localAPI", o.LocalAPISocket, "serveAddress", o.ServeAddress)
+		"manifestDir", o.ManifestDir, "manifestURL", config.RedactURL(o.ManifestURL), "localAPI", o.LocalAPISocket, "serveAddress", o.ServeAddress)
 	return g.Wait()
 }
 
