@@ -73,7 +73,7 @@ func walkBeneath(dirfd int, rel string) (int, error) {
 	stack := []int{root} // the directories walked; the last is the current one
 	defer func() {
 		for _, fd := range stack {
-			unix.Close(fd)
+			_ = unix.Close(fd)
 		}
 	}()
 	todo := splitPath(rel)
@@ -85,7 +85,7 @@ func walkBeneath(dirfd int, rel string) (int, error) {
 			if len(stack) == 1 {
 				return -1, errEscapes
 			}
-			unix.Close(stack[len(stack)-1])
+			_ = unix.Close(stack[len(stack)-1])
 			stack = stack[:len(stack)-1]
 			continue
 		}
@@ -95,12 +95,12 @@ func walkBeneath(dirfd int, rel string) (int, error) {
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
+			_ = unix.Close(fd)
 			return -1, err
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			target, err := readlinkFD(fd)
-			unix.Close(fd)
+			_ = unix.Close(fd)
 			if err != nil {
 				return -1, err
 			}
@@ -114,7 +114,7 @@ func walkBeneath(dirfd int, rel string) (int, error) {
 			continue
 		}
 		if len(todo) > 0 && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			unix.Close(fd)
+			_ = unix.Close(fd)
 			return -1, unix.ENOTDIR
 		}
 		stack = append(stack, fd)
@@ -166,7 +166,7 @@ func makeDirsBeneath(dirfd int, rel string) (int, error) {
 	for i := range parts {
 		fd, err := openBeneath(dirfd, strings.Join(parts[:i+1], "/"))
 		if err == nil {
-			unix.Close(fd)
+			_ = unix.Close(fd)
 			continue
 		}
 		if !errors.Is(err, unix.ENOENT) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,11 +34,19 @@ func setFSGroup(root string, sc *corev1.PodSecurityContext) error {
 		}
 		return os.Chmod(root, info.Mode()|want)
 	}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	// The walk is beneath the volume through an os.Root: the pod's
+	// containers write in it, and a directory swapped for a symlink during
+	// the walk must not lead a chown or chmod out of it.
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return fmt.Errorf("fsGroup %d: %w", gid, err)
+	}
+	defer r.Close()
+	err = fs.WalkDir(r.FS(), ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if err := os.Lchown(path, -1, gid); err != nil {
+		if err := r.Lchown(path, -1, gid); err != nil {
 			return err
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
@@ -56,7 +63,7 @@ func setFSGroup(root string, sc *corev1.PodSecurityContext) error {
 		if mode == info.Mode() {
 			return nil
 		}
-		return os.Chmod(path, mode)
+		return r.Chmod(path, mode)
 	})
 	if err != nil {
 		return fmt.Errorf("fsGroup %d: %w", gid, err)

@@ -50,7 +50,7 @@ func (m *Manager) newSubPathMounter(uid types.UID) (*subPathMounter, error) {
 	}
 	mps, err := mountPoints(filepath.Join(pods.Name(), string(uid), subPathsDir))
 	if err != nil {
-		pods.Close()
+		_ = pods.Close()
 		return nil, err
 	}
 	mounted := make(map[string]bool, len(mps))
@@ -60,7 +60,7 @@ func (m *Manager) newSubPathMounter(uid types.UID) (*subPathMounter, error) {
 	return &subPathMounter{pods: pods, uid: string(uid), mounted: mounted}, nil
 }
 
-func (s *subPathMounter) close() { s.pods.Close() }
+func (s *subPathMounter) close() { _ = s.pods.Close() }
 
 // mount returns the host path of the index'th volumeMount of container,
 // which has a subPath into the volume at volPath.
@@ -135,7 +135,7 @@ func (s *subPathMounter) bind(fd int, rel, target string) error {
 		if err != nil {
 			return err
 		}
-		f.Close()
+		_ = f.Close()
 	}
 	return unix.Mount("/proc/self/fd/"+strconv.Itoa(fd), target, "", unix.MS_BIND, "")
 }
