@@ -182,9 +182,10 @@ func (s *syncer) failed(uid types.UID, err error) error {
 // after the full back-off: a sandbox that could not be created for want
 // of a pod network (the runtime reports no network readiness of its own;
 // containerd's refusal names its CNI), and a name still reserved by a
-// request in flight, typically one this agent made before it was killed.
+// request in flight, typically one this agent made before it was killed,
+// and an instance that cannot be replaced while such a start ends.
 func classify(pod *corev1.Pod, err error) error {
-	if errors.Is(err, runtime.ErrNameReserved) {
+	if errors.Is(err, runtime.ErrNameReserved) || errors.Is(err, runtime.ErrStillStarting) {
 		return fmt.Errorf("%w: %w", podworkers.ErrTransient, err)
 	}
 	if pod.Spec.HostNetwork || !errors.Is(err, runtime.ErrCreateSandbox) {

@@ -41,6 +41,11 @@ var (
 	// that request ends; the next sync then finds what it created, if
 	// anything. It comes wrapped with ErrCreateSandbox or ErrCreateContainer.
 	ErrNameReserved = errors.New("name reserved by a request in progress")
+	// ErrStillStarting: an instance that never started could not be
+	// removed to make way for its replacement, typically because a start
+	// an agent asked for just before it was killed is still under way. It
+	// clears when that start ends.
+	ErrStillStarting = errors.New("an earlier start of the container is still under way")
 )
 
 // nameReserved tells containerd's refusal of a name a request in flight

@@ -140,7 +140,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			err := r.rt.RemoveContainer(ctx, s.Previous.ID)
 			if err != nil && !isNotFound(err) {
 				res.add(Action{Kind: ActionStartContainer, Container: c.Name, Reason: s.Reason, Err: err})
-				errs = append(errs, fmt.Errorf("container %q: removing the instance that never started: %w", c.Name, err))
+				errs = append(errs, fmt.Errorf("container %q: removing the instance that never started: %w: %w", c.Name, ErrStillStarting, err))
 				continue
 			}
 		}
