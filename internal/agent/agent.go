@@ -29,6 +29,7 @@ type Agent struct {
 	collector *collector
 	ckpt      *checkpointer
 	adoption  *adoptionRuntime
+	admission *portAdmission
 	metrics   *agentMetrics
 	log       logr.Logger
 	running   atomic.Bool
@@ -46,11 +47,12 @@ func New(opts Options) (*Agent, error) {
 		return nil, fmt.Errorf("agent metrics: %w", err)
 	}
 	a := &Agent{
-		pods:     podmanager.New(),
-		statuses: status.NewStore(m.PodPhases),
-		timeline: timeline.NewWithClock(opts.TimelinePerPod, opts.Clock),
-		log:      log,
-		metrics:  m,
+		pods:      podmanager.New(),
+		statuses:  status.NewStore(m.PodPhases),
+		timeline:  timeline.NewWithClock(opts.TimelinePerPod, opts.Clock),
+		log:       log,
+		metrics:   m,
+		admission: newPortAdmission(),
 	}
 	a.ckpt = newCheckpointer(opts.Checkpoint, opts.Clock, m, log.WithName("checkpoint"))
 	a.adoption = newAdoptionRuntime(opts.Runtime, func(uid types.UID, running int) {
@@ -80,12 +82,14 @@ func New(opts Options) (*Agent, error) {
 	a.loop = &syncLoop{
 		updates: opts.Updates, events: a.pleg.Events(), pods: a.pods, workers: a.workers,
 		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval, ckpt: a.ckpt,
+		admission: a.admission, statuses: a.statuses,
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
 		housekeeper: &housekeeper{
 			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,
 			statuses: a.statuses, timeline: a.timeline, sourcesReady: opts.SourcesReady,
 			podsDir: filepath.Join(opts.RootDir, "pods"), retention: opts.TimelineRetention,
 			clock: opts.Clock, log: log.WithName("housekeeping"), ckpt: a.ckpt,
+			held: a.admission.isRefused,
 		},
 	}
 	a.collector = &collector{

@@ -2,6 +2,7 @@ package agent
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -35,6 +36,9 @@ func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 		}
 	case podtypes.DELETE:
 		for _, pod := range u.Pods {
+			if l.admission.drop(pod.UID) {
+				continue // it never ran
+			}
 			l.pods.UpdatePod(pod)
 			if !podtypes.IsMirrorPod(pod) {
 				l.kill(pod)
@@ -60,6 +64,9 @@ func (l *syncLoop) change(pod *corev1.Pod) { l.upsert(pod, podworkers.Update) }
 // only updates its static pod's view, and a pod whose deletion was
 // requested is killed instead.
 func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
+	if !podtypes.IsMirrorPod(pod) && pod.DeletionTimestamp == nil && !l.admit(pod) {
+		return
+	}
 	l.pods.UpdatePod(pod) // AddPod is the same operation
 	l.ckpt.accepted(pod)
 	if podtypes.IsMirrorPod(pod) {
@@ -83,6 +90,9 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 }
 
 func (l *syncLoop) remove(pod *corev1.Pod) {
+	if l.admission.drop(pod.UID) {
+		return // it never ran
+	}
 	l.pods.RemovePod(pod)
 	if podtypes.IsMirrorPod(pod) {
 		l.mirrorChanged(pod)
@@ -123,4 +133,37 @@ func (l *syncLoop) mirrorOf(pod *corev1.Pod) *corev1.Pod {
 		return m
 	}
 	return nil
+}
+
+// admit lets a pod a source added or changed run unless one of its host
+// ports is held by another pod (portAdmission). A pod held back is not
+// indexed and gets no worker; its status says why, and the local API
+// lists it. readmit admits it once its ports are free.
+func (l *syncLoop) admit(pod *corev1.Pod) bool {
+	why, first := l.admission.admit(pod)
+	if why == "" {
+		return true
+	}
+	if first {
+		l.log.Info("Holding back a pod: host port conflict", "pod", podtypes.PodFullName(pod), "podUID", pod.UID, "detail", why)
+		l.timeline.Record(pod.UID, timeline.KindError, "held back: %s", why)
+	}
+	l.statuses.Set(pod, corev1.PodStatus{Phase: corev1.PodPending, Reason: ReasonHostPortConflict, Message: why})
+	return false
+}
+
+// readmit frees the host ports of pods that have stopped, then admits the
+// held-back pods whose ports are free, the longest waiting first.
+func (l *syncLoop) readmit() {
+	l.admission.release(func(uid types.UID) bool {
+		_, desired := l.pods.PodByUID(uid)
+		return desired || l.workers.CouldHaveRunningContainers(uid)
+	})
+	for _, pod := range l.admission.held() {
+		if why, _ := l.admission.admit(pod); why == "" {
+			l.log.Info("Admitting a pod whose host ports are free now", "pod", podtypes.PodFullName(pod), "podUID", pod.UID)
+			l.timeline.Record(pod.UID, timeline.KindWorker, "admitted: its host ports are free now")
+			l.add(pod)
+		}
+	}
 }

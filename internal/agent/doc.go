@@ -37,6 +37,11 @@
 //     and the workers wait for it only where order matters (a pod runs
 //     once recorded; a completed pod's containers go once its final status
 //     is written).
+//   - portAdmission (admission.go) holds back a pod asking for a host
+//     port that an admitted pod holds: it is not indexed and gets no
+//     worker, its status (Pending, HostPortConflict) names the port and the
+//     holder, and the housekeeping tick admits it once the holder has
+//     stopped.
 //   - adoptionRuntime (adoption.go) counts the pods whose running
 //     containers a first sync kept.
 //   - collector (collector.go) garbage-collects dead containers and

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -248,6 +249,10 @@ func (f *fakeRuntime) GarbageCollect(context.Context, func(types.UID) bool) erro
 
 func (f *fakeRuntime) PodLogDir(pod *corev1.Pod) string {
 	return filepath.Join(f.logRoot, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID))
+}
+
+func (f *fakeRuntime) RemovePodLogDir(pod *corev1.Pod) error {
+	return os.RemoveAll(f.PodLogDir(pod))
 }
 
 // Observations, copied under the lock.

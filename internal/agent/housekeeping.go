@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
@@ -47,6 +48,9 @@ type housekeeper struct {
 	// ckpt is told of pods started afresh, and forgets checkpointed pods
 	// nothing wants any more.
 	ckpt *checkpointer
+	// held reports pods the admission holds back: not desired, since they
+	// must not start, but their statuses and timelines stay.
+	held func(types.UID) bool
 
 	// readySeen is set at the first run that finds the sources ready; the
 	// runs after it may remove orphans. Updates a source sent just before
@@ -85,7 +89,7 @@ func (h *housekeeper) run(ctx context.Context) {
 	wanted := func(uid types.UID) bool {
 		_, d := desired[uid]
 		_, k := known[uid]
-		return d || k
+		return d || k || h.held(uid)
 	}
 	h.ckpt.prune(wanted)
 	running := h.killOrphans(ctx, wanted)
@@ -143,6 +147,9 @@ func (h *housekeeper) removeLeftovers(wanted func(types.UID) bool, running map[t
 	}
 	for _, e := range entries {
 		uid := types.UID(e.Name())
+		if runtime.CheckUID(uid) != nil {
+			continue // not a pod's directory; not the agent's to remove
+		}
 		if !e.IsDir() || wanted(uid) || running[uid] || h.workers.CouldHaveRunningContainers(uid) {
 			continue
 		}

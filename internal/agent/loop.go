@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/pleg"
+	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -25,6 +26,8 @@ type syncLoop struct {
 	workers      *podworkers.PodWorkers
 	housekeeper  *housekeeper
 	ckpt         *checkpointer
+	admission    *portAdmission
+	statuses     *status.Store
 	timeline     *timeline.Log
 	clock        clock.WithTicker
 	due          time.Duration
@@ -62,6 +65,7 @@ func (l *syncLoop) run(ctx context.Context) error {
 			// Take in what the sources have sent before deciding what is
 			// an orphan.
 			l.drainUpdates(ctx)
+			l.readmit()
 			l.housekeeper.run(ctx)
 		}
 	}

@@ -43,7 +43,7 @@ type Runtime interface {
 	GetPodStatus(ctx context.Context, uid types.UID) (*runtime.PodStatus, error)
 	GetPods(ctx context.Context) ([]*runtime.Pod, error)
 	GarbageCollect(ctx context.Context, deleted func(types.UID) bool) error
-	PodLogDir(pod *corev1.Pod) string
+	RemovePodLogDir(pod *corev1.Pod) error
 }
 
 // Volumes is what the agent needs of the volume manager; *volumes.Manager

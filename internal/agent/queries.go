@@ -17,7 +17,8 @@ type PodInfo struct {
 	// Status is the API status as the agent computed it; empty until the
 	// pod's first sync.
 	Status corev1.PodStatus
-	// WorkerPhase is "sync", "terminating" or "terminated".
+	// WorkerPhase is "sync", "terminating" or "terminated", or "refused"
+	// for a pod held back (see Status.Reason).
 	WorkerPhase string
 	Source      podtypes.Source
 	ConfigHash  string
@@ -78,6 +79,8 @@ func (a *Agent) Pod(uid types.UID) (PodInfo, bool) {
 func (a *Agent) complete(info PodInfo) PodInfo {
 	uid := info.Pod.UID
 	switch {
+	case a.admission.isRefused(uid):
+		info.WorkerPhase = phaseRefused
 	case a.workers.IsPodKnownTerminated(uid):
 		info.WorkerPhase = phaseTerminated
 	case a.workers.IsPodTerminationRequested(uid):

@@ -33,6 +33,8 @@ var (
 	phaseSync        = podworkers.PhaseSync.String()
 	phaseTerminating = podworkers.PhaseTerminating.String()
 	phaseTerminated  = podworkers.PhaseTerminated.String()
+	// phaseRefused: held back by the admission; no worker runs it.
+	phaseRefused = "refused"
 )
 
 // syncer implements podworkers.Syncer: it does the work of each pod worker

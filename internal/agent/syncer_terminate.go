@@ -2,8 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,10 +60,9 @@ func (s *syncer) SyncTerminatingRuntimePod(ctx context.Context, rp podworkers.Ru
 		return s.failed(rp.UID, err)
 	}
 	s.timeline.Record(rp.UID, timeline.KindRuntime, "KillPod: orphan %s/%s", rp.Namespace, rp.Name)
-	if rp.Name != "" {
-		logs := s.rt.PodLogDir(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: rp.Name, Namespace: rp.Namespace, UID: rp.UID}})
-		if err := os.RemoveAll(logs); err != nil {
-			return s.failed(rp.UID, fmt.Errorf("removing the logs of pod %s: %w", rp.UID, err))
+	if rp.Name != "" && rp.Namespace != "" {
+		if err := s.rt.RemovePodLogDir(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: rp.Name, Namespace: rp.Namespace, UID: rp.UID}}); err != nil {
+			return s.failed(rp.UID, err)
 		}
 	}
 	s.cache.Delete(rp.UID)
@@ -102,8 +99,8 @@ func (s *syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 // removePodArtifacts removes what a pod that is gone for good leaves
 // besides its volumes: its log directory and its status.
 func removePodArtifacts(rt Runtime, statuses *status.Store, pod *corev1.Pod) error {
-	if err := os.RemoveAll(rt.PodLogDir(pod)); err != nil {
-		return fmt.Errorf("removing the logs of pod %s: %w", pod.UID, err)
+	if err := rt.RemovePodLogDir(pod); err != nil {
+		return err
 	}
 	statuses.Delete(pod.UID)
 	return nil

@@ -23,7 +23,8 @@ type Pod struct {
 	// Origin is the manifest file or URL the pod came from, when known.
 	Origin string `json:"origin,omitempty"`
 	// WorkerPhase is the phase of the pod's worker in the agent: sync,
-	// terminating, terminated.
+	// terminating, terminated; or refused for a pod held back before any
+	// worker runs it (Reason says why, such as HostPortConflict).
 	WorkerPhase string `json:"workerPhase,omitempty"`
 	// Restored is true when the agent brought the pod back from its
 	// checkpoint at start, before the pod's source delivered it (the

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -18,7 +20,19 @@ import (
 // every cgroup v1 hierarchy. A cgroup directory holds only kernel files, so
 // it is removed with rmdir, children before parents. A cgroup whose last
 // process is still exiting is busy for a moment; that is retried briefly.
+// Only a pod's cgroup (pod<uid>) is removed, and only beneath fsRoot.
 func removeCgroups(ctx context.Context, fsRoot, parent string) error {
+	parent = path.Clean("/" + parent)
+	if !strings.HasPrefix(path.Base(parent), "pod") {
+		return fmt.Errorf("cgroup %s: not a pod's cgroup", parent)
+	}
+	realRoot, err := filepath.EvalSymlinks(fsRoot)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", parent, err)
+	}
 	candidates := []string{filepath.Join(fsRoot, parent)}
 	v1, err := filepath.Glob(filepath.Join(fsRoot, "*", parent))
 	if err != nil {
@@ -36,6 +50,10 @@ func removeCgroups(ctx context.Context, fsRoot, parent string) error {
 			errs = append(errs, err)
 			continue
 		}
+		if !beneath(realRoot, real) {
+			errs = append(errs, fmt.Errorf("%s resolves to %s, outside %s", dir, real, realRoot))
+			continue
+		}
 		if seen[real] {
 			continue
 		}
@@ -48,6 +66,12 @@ func removeCgroups(ctx context.Context, fsRoot, parent string) error {
 		return fmt.Errorf("removing the cgroups of %s: %w", parent, err)
 	}
 	return nil
+}
+
+// beneath tells whether the clean path dir lies strictly beneath root.
+func beneath(root, dir string) bool {
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // removeTree rmdirs every directory under root, deepest first.

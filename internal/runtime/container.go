@@ -27,7 +27,11 @@ func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	if err != nil {
 		return "", err
 	}
-	config, err := r.containerConfig(pod, c, restartCount, image, mounts, env)
+	user := imageUserOf(image)
+	if err := imageUserRefusal(pod, c, user); err != nil {
+		return "", err
+	}
+	config, err := r.containerConfig(pod, c, restartCount, image.GetId(), user, mounts, env)
 	if err != nil {
 		return "", err
 	}
@@ -36,7 +40,7 @@ func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	}
 	id, err := r.rt.CreateContainer(ctx, sandboxID, config, sandbox)
 	if err != nil {
-		return "", createError(ErrCreateContainer, err)
+		return "", createSecurityError(pod, c, createError(ErrCreateContainer, err))
 	}
 	if err := r.rt.StartContainer(ctx, id); err != nil {
 		return id, fmt.Errorf("%w: %w", ErrStartContainer, err)
@@ -45,7 +49,7 @@ func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 }
 
 // containerConfig is the CRI description of one container instance.
-func (r *Runtime) containerConfig(pod *corev1.Pod, c *corev1.Container, restartCount int, image string, mounts []Mount, env podEnv) (*runtimeapi.ContainerConfig, error) {
+func (r *Runtime) containerConfig(pod *corev1.Pod, c *corev1.Container, restartCount int, image string, user imageUser, mounts []Mount, env podEnv) (*runtimeapi.ContainerConfig, error) {
 	envs, err := containerEnv(c, env)
 	if err != nil {
 		return nil, err
@@ -65,7 +69,7 @@ func (r *Runtime) containerConfig(pod *corev1.Pod, c *corev1.Container, restartC
 		Tty:         c.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
 			Resources:       linuxResources(c),
-			SecurityContext: securityContext(pod, c),
+			SecurityContext: securityContext(pod, c, user, r.opts.SeccompProfileRoot),
 		},
 	}
 	for _, m := range mounts {
@@ -76,41 +80,6 @@ func (r *Runtime) containerConfig(pod *corev1.Pod, c *corev1.Container, restartC
 		})
 	}
 	return config, nil
-}
-
-func securityContext(pod *corev1.Pod, c *corev1.Container) *runtimeapi.LinuxContainerSecurityContext {
-	sc := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)}
-	if psc := pod.Spec.SecurityContext; psc != nil {
-		if psc.RunAsUser != nil {
-			sc.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
-		}
-		if psc.RunAsGroup != nil {
-			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
-		}
-		sc.SupplementalGroups = psc.SupplementalGroups
-	}
-	csc := c.SecurityContext
-	if csc == nil {
-		return sc
-	}
-	if csc.RunAsUser != nil {
-		sc.RunAsUser = &runtimeapi.Int64Value{Value: *csc.RunAsUser}
-	}
-	if csc.RunAsGroup != nil {
-		sc.RunAsGroup = &runtimeapi.Int64Value{Value: *csc.RunAsGroup}
-	}
-	sc.Privileged = csc.Privileged != nil && *csc.Privileged
-	sc.ReadonlyRootfs = csc.ReadOnlyRootFilesystem != nil && *csc.ReadOnlyRootFilesystem
-	if caps := csc.Capabilities; caps != nil {
-		sc.Capabilities = &runtimeapi.Capability{}
-		for _, a := range caps.Add {
-			sc.Capabilities.AddCapabilities = append(sc.Capabilities.AddCapabilities, string(a))
-		}
-		for _, d := range caps.Drop {
-			sc.Capabilities.DropCapabilities = append(sc.Capabilities.DropCapabilities, string(d))
-		}
-	}
-	return sc
 }
 
 // CFS period and the share bounds the kernel accepts.

@@ -36,31 +36,6 @@ func TestLinuxResources(t *testing.T) {
 	}
 }
 
-func TestSecurityContext(t *testing.T) {
-	pod := newPod(func(p *corev1.Pod) {
-		p.Spec.HostPID, p.Spec.HostIPC = true, true
-		p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(int64(1000)), RunAsGroup: ptr(int64(2000)), SupplementalGroups: []int64{3000}}
-		p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{
-			RunAsUser:              ptr(int64(1001)),
-			Privileged:             ptr(true),
-			ReadOnlyRootFilesystem: ptr(true),
-			Capabilities:           &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}, Drop: []corev1.Capability{"ALL"}},
-		}
-	})
-	want := &runtimeapi.LinuxContainerSecurityContext{
-		NamespaceOptions:   &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_NODE, Ipc: runtimeapi.NamespaceMode_NODE},
-		RunAsUser:          &runtimeapi.Int64Value{Value: 1001}, // the container's wins
-		RunAsGroup:         &runtimeapi.Int64Value{Value: 2000},
-		SupplementalGroups: []int64{3000},
-		Privileged:         true,
-		ReadonlyRootfs:     true,
-		Capabilities:       &runtimeapi.Capability{AddCapabilities: []string{"NET_ADMIN"}, DropCapabilities: []string{"ALL"}},
-	}
-	if diff := cmp.Diff(want, securityContext(pod, &pod.Spec.Containers[0]), protocmp.Transform()); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
 func TestSandboxConfigExtras(t *testing.T) {
 	w := newWorld(t)
 	share := true

@@ -23,6 +23,15 @@
 // restart policy says. The executor (sync.go) then applies the crash-loop
 // back-off (backoff.go) and makes the CRI calls.
 //
+// Every securityContext field reaches the CRI or is refused
+// (security.go): what the node cannot honour (AppArmor or SELinux off, a
+// missing Localhost seccomp profile, user namespaces, Windows options,
+// supplementalGroupsPolicy Strict) is refused before anything of the pod
+// is created, and runAsNonRoot is checked against the image's user before
+// each container is created; both with a *SecurityError naming the field,
+// which the status reports as CreateContainerConfigError. Unset, seccomp
+// is Unconfined and no_new_privs off, the kubelet's defaults.
+//
 // Sandboxes and containers carry the kubelet's labels and annotations
 // (io.kubernetes.pod.uid, io.kubernetes.container.hash, ...), so crictl
 // shows familiar names and a new agent process adopts what runs: GetPods

@@ -20,6 +20,10 @@ var (
 	// ErrUnsupported: the pod asks for something this runtime layer does
 	// not provide (such as an environment variable from a Secret).
 	ErrUnsupported = errors.New("not supported")
+	// ErrSecurityContext: a container's securityContext cannot be honoured
+	// on this node (a profile it lacks, runAsNonRoot with a root image, ...).
+	// The error is a *SecurityError naming the container and the field.
+	ErrSecurityContext = errors.New("securityContext cannot be honoured")
 	// ErrCrashLoopBackOff: a container exited and may not restart yet. The
 	// error is a *BackoffError that says until when.
 	ErrCrashLoopBackOff = errors.New("crash loop back-off")
@@ -85,6 +89,7 @@ func WaitingReason(err error) string {
 		{ErrImagePull, "ErrImagePull"},
 		{ErrCreateSandbox, "CreatePodSandboxError"},
 		{ErrUnsupported, "CreateContainerConfigError"},
+		{ErrSecurityContext, "CreateContainerConfigError"},
 		{ErrCreateContainer, "CreateContainerError"},
 		{ErrStartContainer, "RunContainerError"},
 	} {

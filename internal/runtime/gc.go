@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -82,8 +81,8 @@ func (r *Runtime) collectPod(ctx context.Context, p *Pod, gone bool) error {
 			removedAll = false
 		}
 	}
-	if gone && removedAll && len(holding) == 0 && p.Name != "" {
-		if err := os.RemoveAll(r.logDir(p.Namespace, p.Name, p.ID)); err != nil {
+	if gone && removedAll && len(holding) == 0 && p.Name != "" && p.Namespace != "" {
+		if err := r.removeLogDir(p.Namespace, p.Name, p.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}

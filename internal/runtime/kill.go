@@ -59,6 +59,9 @@ func killTarget(pod *corev1.Pod, running Pod, gracePeriodOverride *int64) (types
 	if uid == "" {
 		return "", stopOptions{}, fmt.Errorf("%w: neither the pod nor the running pod has a UID", ErrKillPod)
 	}
+	if err := CheckUID(uid); err != nil {
+		return "", stopOptions{}, fmt.Errorf("%w: %w", ErrKillPod, err)
+	}
 	var opts stopOptions
 	switch {
 	case gracePeriodOverride != nil:

@@ -84,7 +84,9 @@ type identity struct {
 }
 
 // identityOf reads the identity labels; ok is false for objects the agent
-// does not manage (no pod UID label).
+// does not manage: no pod UID label, or a UID, name or namespace that
+// could not be the agent's (checkIdentity), which the agent then neither
+// kills nor cleans up after.
 func identityOf(labels map[string]string) (identity, bool) {
 	id := identity{
 		uid:       types.UID(labels[LabelPodUID]),
@@ -92,7 +94,7 @@ func identityOf(labels map[string]string) (identity, bool) {
 		namespace: labels[LabelPodNamespace],
 		container: labels[LabelContainerName],
 	}
-	return id, id.uid != ""
+	return id, checkIdentity(id.namespace, id.name, id.uid) == nil
 }
 
 // restartCountOf reads the restart count annotation; a missing or garbled

@@ -32,6 +32,10 @@ type Options struct {
 	CgroupRoot string
 	CgroupFS   string
 
+	// SeccompProfileRoot holds the Localhost seccomp profiles that pods
+	// name relative to it (default /var/lib/nodeagent/seccomp).
+	SeccompProfileRoot string
+
 	// BackoffInitial and BackoffMax bound the crash-loop back-off (default
 	// 10 s and 5 min); a container that ran BackoffReset (default 10 min)
 	// starts the back-off over.
@@ -68,6 +72,9 @@ func (o *Options) defaults() {
 	if o.CgroupFS == "" {
 		o.CgroupFS = "/sys/fs/cgroup"
 	}
+	if o.SeccompProfileRoot == "" {
+		o.SeccompProfileRoot = "/var/lib/nodeagent/seccomp"
+	}
 	if o.MaxDeadPerContainer <= 0 {
 		o.MaxDeadPerContainer = 1
 	}
@@ -94,6 +101,7 @@ type Runtime struct {
 	closer  func() error
 	backoff *backoff
 	version VersionInfo
+	host    hostSecurity
 	log     logr.Logger
 	clock   clock.Clock
 }
@@ -111,10 +119,12 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	r := newRuntime(opts, c, c)
+	r.host = detectHostSecurity()
 	r.closer = c.close
 	r.version = VersionInfo{RuntimeName: v.GetRuntimeName(), RuntimeVersion: v.GetRuntimeVersion(), APIVersion: v.GetRuntimeApiVersion()}
 	r.log.Info("connected to the container runtime", "endpoint", opts.Endpoint,
-		"runtime", r.version.RuntimeName, "version", r.version.RuntimeVersion, "api", r.version.APIVersion)
+		"runtime", r.version.RuntimeName, "version", r.version.RuntimeVersion, "api", r.version.APIVersion,
+		"apparmor", r.host.appArmor, "selinux", r.host.seLinux)
 	return r, nil
 }
 

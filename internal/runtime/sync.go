@@ -58,6 +58,9 @@ func (s *SyncResult) add(a Action) { s.Actions = append(s.Actions, a) }
 // container waiting out its back-off yields a *BackoffError (matching
 // ErrCrashLoopBackOff) and a positive RetryAfter.
 func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts ContainerMounts, status *PodStatus) (SyncResult, error) {
+	if err := checkIdentity(pod.Namespace, pod.Name, pod.UID); err != nil {
+		return SyncResult{}, err // it would name the pod's log directory and cgroup
+	}
 	if status == nil {
 		var err error
 		if status, err = r.GetPodStatus(ctx, pod.UID); err != nil {
@@ -82,6 +85,12 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 	}
 	if p.Done {
 		return res, nil
+	}
+	if p.CreateSandbox || len(p.Start) > 0 {
+		// Nothing is created for a pod asking what the node cannot honour.
+		if err := r.checkPodSecurity(pod); err != nil {
+			return res, err
+		}
 	}
 
 	sandboxID, sandbox, ips := p.SandboxID, r.sandboxConfig(pod, p.SandboxAttempt), status.IPs
@@ -137,7 +146,10 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 		id, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, mounts[c.Name], env)
 		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err})
 		if err != nil {
-			errs = append(errs, fmt.Errorf("container %q: %w", c.Name, err))
+			if se := (*SecurityError)(nil); !errors.As(err, &se) { // which names the container already
+				err = fmt.Errorf("container %q: %w", c.Name, err)
+			}
+			errs = append(errs, err)
 			continue
 		}
 		log.V(1).Info("started container", "container", c.Name, "id", id, "restartCount", restarts, "reason", s.Reason)

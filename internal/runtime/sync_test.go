@@ -101,7 +101,7 @@ func TestSyncPodConfigs(t *testing.T) {
 		LogPath: "app/0.log",
 		Linux: &runtimeapi.LinuxContainerConfig{
 			Resources:       &runtimeapi.LinuxContainerResources{},
-			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: ns},
+			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: ns, Seccomp: unconfined},
 		},
 	}
 	if diff := cmp.Diff(wantContainer, w.lastContainerConfig(), protocmp.Transform()); diff != "" {

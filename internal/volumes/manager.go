@@ -3,6 +3,7 @@ package volumes
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,14 +66,33 @@ func (m *Manager) Setup(pod *corev1.Pod) (runtime.ContainerMounts, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
+		if v.EmptyDir != nil {
+			if err := setFSGroup(path, pod.Spec.SecurityContext); err != nil {
+				return nil, fmt.Errorf("pod %s/%s: volume %q: %w", pod.Namespace, pod.Name, v.Name, err)
+			}
+		}
 		paths[v.Name] = path
 	}
 	mounts := runtime.ContainerMounts{}
+	var sub *subPathMounter
+	defer func() {
+		if sub != nil {
+			sub.close()
+		}
+	}()
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
 			c := &cs[i]
-			for _, vm := range c.VolumeMounts {
+			for j, vm := range c.VolumeMounts {
 				mount, err := resolveMount(paths, vm)
+				if err == nil && vm.SubPath != "" {
+					if sub == nil {
+						sub, err = m.newSubPathMounter(pod.UID)
+					}
+					if err == nil {
+						mount.HostPath, err = sub.mount(c.Name, j, vm, mount.HostPath)
+					}
+				}
 				if err != nil {
 					return nil, fmt.Errorf("pod %s/%s: container %q: %w", pod.Namespace, pod.Name, c.Name, err)
 				}
@@ -88,6 +108,9 @@ func (m *Manager) setupVolume(uid types.UID, v *corev1.Volume) (string, error) {
 	case v.EmptyDir != nil:
 		if v.EmptyDir.Medium != corev1.StorageMediumDefault {
 			return "", fmt.Errorf("volume %q: emptyDir medium %q: %w", v.Name, v.EmptyDir.Medium, ErrUnsupportedVolume)
+		}
+		if !isPathComponent(v.Name) {
+			return "", fmt.Errorf("volume %q: an emptyDir's name must name one directory: %w", v.Name, ErrInvalidMount)
 		}
 		path := m.EmptyDirPath(uid, v.Name)
 		if err := os.MkdirAll(path, 0o777); err != nil { // #nosec G301 -- an emptyDir is writable by any container user, as under the kubelet
@@ -105,8 +128,8 @@ func (m *Manager) setupVolume(uid types.UID, v *corev1.Volume) (string, error) {
 	return "", fmt.Errorf("volume %q: only emptyDir and hostPath are set up: %w", v.Name, ErrUnsupportedVolume)
 }
 
-// resolveMount maps a volumeMount onto the host, creating a missing
-// subPath directory as the kubelet does.
+// resolveMount maps a volumeMount onto its volume's host path; a subPath
+// is checked here and resolved by a subPathMounter.
 func resolveMount(paths map[string]string, vm corev1.VolumeMount) (runtime.Mount, error) {
 	host, ok := paths[vm.Name]
 	if !ok {
@@ -115,16 +138,8 @@ func resolveMount(paths map[string]string, vm corev1.VolumeMount) (runtime.Mount
 	if vm.SubPathExpr != "" {
 		return runtime.Mount{}, fmt.Errorf("volumeMount %s: subPathExpr: %w", vm.MountPath, ErrUnsupportedVolume)
 	}
-	if vm.SubPath != "" {
-		if filepath.IsAbs(vm.SubPath) || hasDotDot(vm.SubPath) {
-			return runtime.Mount{}, fmt.Errorf("volumeMount %s: subPath %q must be relative and stay inside the volume: %w", vm.MountPath, vm.SubPath, ErrInvalidMount)
-		}
-		host = filepath.Join(host, vm.SubPath)
-		if _, err := os.Lstat(host); os.IsNotExist(err) {
-			if err := os.MkdirAll(host, 0o755); err != nil { // #nosec G301 -- a missing subPath is made 0755, as the kubelet does
-				return runtime.Mount{}, fmt.Errorf("volumeMount %s: subPath: %w", vm.MountPath, err)
-			}
-		}
+	if vm.SubPath != "" && (filepath.IsAbs(vm.SubPath) || hasDotDot(vm.SubPath)) {
+		return runtime.Mount{}, fmt.Errorf("volumeMount %s: volume %q subPath %q must be relative and stay inside the volume: %w", vm.MountPath, vm.Name, vm.SubPath, ErrInvalidMount)
 	}
 	return runtime.Mount{ContainerPath: vm.MountPath, HostPath: host, ReadOnly: vm.ReadOnly}, nil
 }
@@ -138,24 +153,53 @@ func hasDotDot(p string) bool {
 	return false
 }
 
-// Cleanup removes the pod's directory with its emptyDir volumes. Call it
-// only once no container of the pod runs. hostPath volumes are never
-// touched.
+// Cleanup removes the pod's directory with its emptyDir volumes, after
+// unmounting its subPath mounts. Call it only once no container of the
+// pod runs. hostPath volumes are never touched. Nothing outside
+// <RootDir>/pods/<uid> is removed: the UID must be one, a symlink there is
+// removed rather than followed, and nothing is removed while a mount is
+// left beneath it.
 func (m *Manager) Cleanup(uid types.UID) error {
 	if err := checkUID(uid); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(m.PodDir(uid)); err != nil {
+	pods, err := m.openPodsDir(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("removing the volumes of pod %s: %w", uid, err)
+	}
+	defer pods.Close()
+	if err := unmountAll(filepath.Join(pods.Name(), string(uid))); err != nil {
+		return fmt.Errorf("removing the volumes of pod %s: %w", uid, err)
+	}
+	if err := pods.RemoveAll(string(uid)); err != nil {
 		return fmt.Errorf("removing the volumes of pod %s: %w", uid, err)
 	}
 	return nil
 }
 
-// checkUID refuses UIDs that would make PodDir point elsewhere.
+// openPodsDir opens <RootDir>/pods by its real path (mountinfo names
+// mount points by theirs), creating it if asked.
+func (m *Manager) openPodsDir(create bool) (*os.Root, error) {
+	dir := filepath.Join(m.root, "pods")
+	if create {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	return os.OpenRoot(real)
+}
+
+// checkUID refuses UIDs that could make PodDir point elsewhere.
 func checkUID(uid types.UID) error {
-	s := string(uid)
-	if s == "" || s == "." || s == ".." || strings.ContainsAny(s, `/\`) {
-		return fmt.Errorf("pod UID %q cannot name a directory: %w", uid, ErrInvalidMount)
+	if err := runtime.CheckUID(uid); err != nil {
+		return fmt.Errorf("%w: %w", err, ErrInvalidMount)
 	}
 	return nil
 }

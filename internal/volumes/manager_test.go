@@ -40,6 +40,7 @@ func emptyDir(name string) corev1.Volume {
 }
 
 func TestSetupMounts(t *testing.T) {
+	needMounts(t)
 	m, root := newManager(t)
 	host := filepath.Join(root, "host")
 	pod := podWith(
@@ -61,7 +62,7 @@ func TestSetupMounts(t *testing.T) {
 		"init": {{ContainerPath: "/out", HostPath: scratch}},
 		"app": {
 			{ContainerPath: "/scratch", HostPath: scratch},
-			{ContainerPath: "/etc/app", HostPath: filepath.Join(host, "conf"), ReadOnly: true},
+			{ContainerPath: "/etc/app", HostPath: filepath.Join(root, "state", "pods", "u1", "volume-subpaths", "etc", "app", "1"), ReadOnly: true},
 		},
 	}
 	if diff := cmp.Diff(want, mounts); diff != "" {
@@ -74,6 +75,13 @@ func TestSetupMounts(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(host, "conf")); err != nil || !fi.IsDir() {
 		t.Errorf("subPath directory not created: %v", err)
 	}
+	// The subPath's mount point is a bind mount of it.
+	if err := os.WriteFile(filepath.Join(host, "conf", "app.conf"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(mounts["app"][1].HostPath, "app.conf")); err != nil {
+		t.Errorf("the subPath's file is not seen through its mount point: %v", err)
+	}
 
 	// Setup is idempotent, and Cleanup removes the pod's directory only.
 	if _, err := m.Setup(pod); err != nil {
@@ -85,8 +93,8 @@ func TestSetupMounts(t *testing.T) {
 	if _, err := os.Stat(m.PodDir(pod.UID)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("pod dir after Cleanup: %v", err)
 	}
-	if _, err := os.Stat(host); err != nil {
-		t.Errorf("hostPath after Cleanup: %v, want it kept", err)
+	if _, err := os.Stat(filepath.Join(host, "conf", "app.conf")); err != nil {
+		t.Errorf("hostPath after Cleanup: %v, want it kept with its content", err)
 	}
 }
 
@@ -170,12 +178,16 @@ func TestSetupErrors(t *testing.T) {
 		{"mount of an unknown volume", podWith(nil, corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "nope", MountPath: "/x"}}}), ErrInvalidMount},
 		{"subPath escaping the volume", podWith([]corev1.Volume{emptyDir("e")}, corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "e", MountPath: "/x", SubPath: "../../etc"}}}), ErrInvalidMount},
 		{"absolute subPath", podWith([]corev1.Volume{emptyDir("e")}, corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "e", MountPath: "/x", SubPath: "/etc"}}}), ErrInvalidMount},
+		{"emptyDir named to escape", podWith([]corev1.Volume{emptyDir("../../../../../escaped")}), ErrInvalidMount},
 		{"UID with a slash", func() *corev1.Pod { p := podWith(nil); p.UID = "../x"; return p }(), ErrInvalidMount},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _ := newManager(t)
+			m, root := newManager(t)
 			if _, err := m.Setup(tc.pod); !errors.Is(err, tc.wantErr) {
 				t.Errorf("Setup error = %v, want %v", err, tc.wantErr)
+			}
+			if _, err := os.Stat(filepath.Join(root, "escaped")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a directory was made outside the pod's: %v", err)
 			}
 		})
 	}

@@ -30,6 +30,8 @@ func validateStaticPod(pod *corev1.Pod, root *field.Path) field.ErrorList {
 	}
 	errs = append(errs, validatePodSpec(&pod.Spec, root.Child("spec"))...)
 	errs = append(errs, validateNoAPIReferences(&pod.Spec, root.Child("spec"))...)
+	errs = append(errs, validateSecurity(&pod.Spec, root.Child("spec"))...)
+	errs = append(errs, validateHostPorts(&pod.Spec, root.Child("spec"))...)
 	return errs
 }
 

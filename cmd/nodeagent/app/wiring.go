@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -44,7 +45,9 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		RequestTimeout: o.RuntimeRequestTimeout,
 		LogRoot:        o.PodLogDir,
 		CgroupRoot:     o.CgroupRoot,
-		Logger:         log,
+		// Localhost seccomp profiles, where the kubelet keeps them.
+		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
+		Logger:             log,
 	})
 	if errors.Is(err, runtime.ErrRuntimeUnavailable) {
 		return fmt.Errorf("%w (is containerd running? set --cri-endpoint)", err)
