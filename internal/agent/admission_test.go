@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -123,5 +124,28 @@ func TestHeldBackPodRemovedIsForgotten(t *testing.T) {
 	})
 	if len(e.rt.killCalls()) != 0 {
 		t.Errorf("kill calls %v, want none: neither pod stopped", e.rt.killCalls())
+	}
+}
+
+// A held-back pod whose deletion is requested is forgotten: it never ran,
+// so there is nothing to kill.
+func TestHeldBackPodDeletedIsForgotten(t *testing.T) {
+	e := newTestEnv(t)
+	e.ready.Store(true)
+	e.start()
+	first := withHostPort(staticPod("first", "busybox", corev1.RestartPolicyAlways), 8080, "")
+	second := withHostPort(staticPod("second", "busybox", corev1.RestartPolicyAlways), 8080, "")
+	e.send(podtypes.ADD, first, second)
+	e.eventually("the second pod is held back", func() bool { return e.workerPhase(second.UID) == "refused" })
+	deleted := second.DeepCopy()
+	now := metav1.Now()
+	deleted.DeletionTimestamp = &now
+	e.send(podtypes.UPDATE, deleted)
+	e.eventually("the second pod is forgotten", func() bool {
+		_, ok := e.agent.Pod(second.UID)
+		return !ok
+	})
+	if len(e.rt.killCalls()) != 0 || len(e.rt.syncCalls(second.UID)) != 0 {
+		t.Errorf("kill calls %v, syncs of the held-back pod %v; want none", e.rt.killCalls(), e.rt.syncCalls(second.UID))
 	}
 }

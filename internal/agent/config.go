@@ -64,8 +64,13 @@ func (l *syncLoop) change(pod *corev1.Pod) { l.upsert(pod, podworkers.Update) }
 // only updates its static pod's view, and a pod whose deletion was
 // requested is killed instead.
 func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
-	if !podtypes.IsMirrorPod(pod) && pod.DeletionTimestamp == nil && !l.admit(pod) {
-		return
+	if !podtypes.IsMirrorPod(pod) {
+		if pod.DeletionTimestamp != nil && l.admission.drop(pod.UID) {
+			return // deleted before it ever ran
+		}
+		if pod.DeletionTimestamp == nil && !l.admit(pod) {
+			return
+		}
 	}
 	l.pods.UpdatePod(pod) // AddPod is the same operation
 	l.ckpt.accepted(pod)

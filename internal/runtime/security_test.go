@@ -264,6 +264,17 @@ func TestSyncPodRefusesSecurity(t *testing.T) {
 			}
 		}
 	})
+	t.Run("AppArmor on in the kernel, off in the runtime: the field named", func(t *testing.T) {
+		w := newWorld(t)
+		w.rt.host.appArmor = true
+		w.cri.InjectError("CreateContainer", errors.New("failed to generate apparmor spec opts: apparmor is not supported"))
+		pod := newPod(withPodSC(corev1.PodSecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeRuntimeDefault}}))
+		_, err := w.sync(pod, nil)
+		want := `container "app": spec.securityContext.appArmorProfile.type is RuntimeDefault, but the container runtime cannot apply it`
+		if !errors.Is(err, ErrSecurityContext) || !strings.Contains(err.Error(), want) || WaitingReason(err) != "CreateContainerConfigError" {
+			t.Errorf("SyncPod error = %v, want a CreateContainerConfigError containing %q", err, want)
+		}
+	})
 	t.Run("runAsNonRoot with a non-root image: started", func(t *testing.T) {
 		w := newWorld(t)
 		w.images.Lock()
