@@ -145,6 +145,10 @@ func (h *agentHarness) start() {
 	}
 	cmd := exec.Command(nodeagentBinary(h.t), h.args()...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// An agent must not outlive a test process that was killed (a timeout):
+	// left running on the shared containerd, it would take the next run's
+	// pods for orphans and kill them.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
