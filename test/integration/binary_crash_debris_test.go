@@ -70,26 +70,7 @@ func TestBinaryCrashDuringBurstLeavesNoDebris(t *testing.T) {
 // convergeClean is converge with the debris check added.
 func (h *agentHarness) convergeClean(timeout time.Duration) (left, seen []string) {
 	h.t.Helper()
-	deadline := time.Now().Add(timeout)
-	var stableSince time.Time
-	for {
-		v := append(h.divergence(), h.debris()...)
-		if len(v) > 0 {
-			seen = v
-		}
-		switch {
-		case len(v) > 0:
-			stableSince = time.Time{}
-		case stableSince.IsZero():
-			stableSince = time.Now()
-		case time.Since(stableSince) >= 500*time.Millisecond:
-			return nil, seen
-		}
-		if time.Now().After(deadline) {
-			return v, seen
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return h.convergeBy(timeout, func() []string { return append(h.divergence(), h.debris()...) })
 }
 
 // debris lists what the runtime holds of this node's pods besides one

@@ -122,10 +122,18 @@ func TestBinaryCrashLoop(t *testing.T) {
 // do not within timeout, and the last disagreement seen on the way.
 func (h *agentHarness) converge(timeout time.Duration) (left, seen []string) {
 	h.t.Helper()
+	return h.convergeBy(timeout, h.divergence)
+}
+
+// convergeBy waits until check finds nothing and keeps finding nothing for
+// half a second; it returns what check still finds after timeout, and the
+// last finding on the way.
+func (h *agentHarness) convergeBy(timeout time.Duration, check func() []string) (left, seen []string) {
+	h.t.Helper()
 	deadline := time.Now().Add(timeout)
 	var stableSince time.Time
 	for {
-		v := h.divergence()
+		v := check()
 		if len(v) > 0 {
 			seen = v
 		}
@@ -138,9 +146,6 @@ func (h *agentHarness) converge(timeout time.Duration) (left, seen []string) {
 			return nil, seen
 		}
 		if time.Now().After(deadline) {
-			if len(v) == 0 {
-				return nil, seen
-			}
 			return v, seen
 		}
 		time.Sleep(100 * time.Millisecond)
