@@ -43,7 +43,7 @@ func Open(path string, opts Options) (*Bolt, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	db, err := openChecked(path, opts.LockTimeout)
+	db, err := openChecked(path, opts.LockTimeout, opts.Logger)
 	var corrupt *corruptError
 	if errors.As(err, &corrupt) {
 		aside := fmt.Sprintf("%s.corrupt-%s", path, opts.Clock.Now().UTC().Format("20060102T150405.000000000Z"))
@@ -51,7 +51,7 @@ func Open(path string, opts Options) (*Bolt, error) {
 			return nil, fmt.Errorf("checkpoint %s is unreadable (%v) and could not be moved aside: %w", path, corrupt.cause, rerr)
 		}
 		opts.Logger.Error(corrupt.cause, "Checkpoint unreadable; moved aside, starting from the sources", "path", path, "movedTo", aside)
-		db, err = openChecked(path, opts.LockTimeout)
+		db, err = openChecked(path, opts.LockTimeout, opts.Logger)
 	}
 	if err != nil {
 		return nil, err

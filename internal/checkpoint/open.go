@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/go-logr/logr"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -27,8 +28,10 @@ func (e *corruptError) Error() string { return e.cause.Error() }
 // meta page, which bolt's reads never notice and its writes would trip on,
 // is left behind with the old file. A file that cannot be read through is a
 // corruptError. The checkpoint is small (a record per static pod), so the
-// rebuild costs little.
-func openChecked(path string, lockTimeout time.Duration) (*bolt.DB, error) {
+// rebuild costs little. Where the rebuilt copy cannot be written (a full
+// disk), the file, which was just read through, is opened as it is: an
+// agent that cannot start is worse than one writing into old pages.
+func openChecked(path string, lockTimeout time.Duration, log logr.Logger) (*bolt.DB, error) {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -53,7 +56,8 @@ func openChecked(path string, lockTimeout time.Duration) (*bolt.DB, error) {
 	tmp := path + ".rebuild"
 	if err := writeAll(tmp, contents); err != nil {
 		_ = os.Remove(tmp) // best effort; the write error is the one to report
-		return nil, fmt.Errorf("checkpoint %s: rebuilding: %w", path, err)
+		log.Error(err, "Checkpoint: could not write a rebuilt copy; opening the file as it is", "path", path)
+		return openRW(path, lockTimeout)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		_ = os.Remove(tmp) // best effort; the rename error is the one to report
