@@ -31,7 +31,6 @@ func (r *Runtime) CgroupParent(uid string) string {
 // sandboxConfig is the CRI description of a pod's sandbox. CreateContainer
 // needs it again for every container, so it is derived, never stored.
 func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
-	ns := namespaceOptions(pod)
 	c := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
@@ -42,10 +41,7 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		PortMappings: portMappings(pod),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			CgroupParent: r.CgroupParent(string(pod.UID)),
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-				NamespaceOptions: ns,
-				Privileged:       anyPrivileged(pod),
-			},
+			SecurityContext: sandboxSecurityContext(pod, r.opts.SeccompProfileRoot),
 		},
 	}
 	// runc cannot set a hostname without a UTS namespace of its own, and a

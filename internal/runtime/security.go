@@ -281,6 +281,35 @@ func securityContext(pod *corev1.Pod, c *corev1.Container, img imageUser, seccom
 	return sc
 }
 
+// sandboxSecurityContext is what of the pod's securityContext applies to
+// its sandbox, as the kubelet sets it: the namespaces, privileged if any
+// container is, the pod's user, group and supplemental groups (fsGroup
+// included), its SELinux options and its seccomp profile, so that the
+// pause process runs no freer than the pod asked for.
+func sandboxSecurityContext(pod *corev1.Pod, seccompRoot string) *runtimeapi.LinuxSandboxSecurityContext {
+	sc := &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: namespaceOptions(pod), Privileged: anyPrivileged(pod)}
+	psc := pod.Spec.SecurityContext
+	if psc == nil {
+		sc.Seccomp = seccompProfile(nil, seccompRoot)
+		return sc
+	}
+	if psc.RunAsUser != nil {
+		sc.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
+	}
+	if psc.RunAsGroup != nil {
+		sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
+	}
+	if psc.FSGroup != nil {
+		sc.SupplementalGroups = append(sc.SupplementalGroups, *psc.FSGroup)
+	}
+	sc.SupplementalGroups = append(sc.SupplementalGroups, psc.SupplementalGroups...)
+	if s := psc.SELinuxOptions; s != nil && *s != (corev1.SELinuxOptions{}) {
+		sc.SelinuxOptions = &runtimeapi.SELinuxOption{User: s.User, Role: s.Role, Type: s.Type, Level: s.Level}
+	}
+	sc.Seccomp = seccompProfile(psc.SeccompProfile, seccompRoot)
+	return sc
+}
+
 // seccompProfile maps the effective profile; none is Unconfined, the
 // kubelet's default when its SeccompDefault is off.
 func seccompProfile(p *corev1.SeccompProfile, root string) *runtimeapi.SecurityProfile {

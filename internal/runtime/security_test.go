@@ -287,3 +287,41 @@ func TestSyncPodRefusesSecurity(t *testing.T) {
 		}
 	})
 }
+
+// The sandbox gets what of the pod's securityContext the kubelet gives it:
+// the pause process runs as the pod's user, in its groups, under its
+// seccomp profile, and privileged only if a container is.
+func TestSandboxSecurityContext(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pod  []func(*corev1.Pod)
+		want *runtimeapi.LinuxSandboxSecurityContext
+	}{
+		{name: "nothing set: Unconfined, as the containers",
+			want: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: podNamespaces, Seccomp: unconfined}},
+		{name: "the pod's user, groups, fsGroup, SELinux options and seccomp profile",
+			pod: []func(*corev1.Pod){withPodSC(corev1.PodSecurityContext{RunAsUser: ptr(int64(1000)), RunAsGroup: ptr(int64(2000)),
+				SupplementalGroups: []int64{3000}, FSGroup: ptr(int64(4000)),
+				SELinuxOptions: &corev1.SELinuxOptions{Level: "s0:c1"},
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}})},
+			want: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: podNamespaces,
+				RunAsUser: &runtimeapi.Int64Value{Value: 1000}, RunAsGroup: &runtimeapi.Int64Value{Value: 2000},
+				SupplementalGroups: []int64{4000, 3000}, SelinuxOptions: &runtimeapi.SELinuxOption{Level: "s0:c1"},
+				Seccomp: &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}}},
+		{name: "a container's own values stay the container's",
+			pod: []func(*corev1.Pod){withSC(corev1.SecurityContext{RunAsUser: ptr(int64(1001)),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}})},
+			want: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: podNamespaces, Seccomp: unconfined}},
+		{name: "privileged if any container is",
+			pod:  []func(*corev1.Pod){withSC(corev1.SecurityContext{Privileged: ptr(true)})},
+			want: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: podNamespaces, Seccomp: unconfined, Privileged: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := newPod(tc.pod...)
+			got := sandboxSecurityContext(pod, "/var/lib/nodeagent/seccomp")
+			if diff := cmp.Diff(tc.want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("sandbox security context (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

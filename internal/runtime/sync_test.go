@@ -68,7 +68,7 @@ func TestSyncPodConfigs(t *testing.T) {
 		PortMappings: []*runtimeapi.PortMapping{{Protocol: runtimeapi.Protocol_TCP, ContainerPort: 80, HostPort: 8080}},
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			CgroupParent:    "/nodeagent/podu1",
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: ns},
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: ns, Seccomp: &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}},
 		},
 	}
 	if diff := cmp.Diff(wantSandbox, w.cri.sandboxes[0], protocmp.Transform()); diff != "" {
