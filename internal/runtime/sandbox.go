@@ -40,7 +40,7 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		Annotations:  sandboxAnnotations(pod),
 		PortMappings: portMappings(pod),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent: r.CgroupParent(string(pod.UID)),
+			CgroupParent:    r.CgroupParent(string(pod.UID)),
 			SecurityContext: sandboxSecurityContext(pod, r.opts.SeccompProfileRoot),
 		},
 	}

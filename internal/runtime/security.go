@@ -296,7 +296,9 @@ func sandboxSecurityContext(pod *corev1.Pod, seccompRoot string) *runtimeapi.Lin
 	if psc.RunAsUser != nil {
 		sc.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
 	}
-	if psc.RunAsGroup != nil {
+	// The runtime refuses a group without a user, and pause has no user
+	// of its own to pair it with: a group alone leaves pause as root.
+	if psc.RunAsGroup != nil && psc.RunAsUser != nil {
 		sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
 	}
 	if psc.FSGroup != nil {
