@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,6 +42,37 @@ func (h *agentHarness) exec(name, container string, cmd ...string) string {
 		h.t.Fatalf("exec %v in %s/%s: exit %d: %s", cmd, name, container, resp.ExitCode, resp.Stderr)
 	}
 	return string(resp.Stdout)
+}
+
+// sandboxProcStatus is the fields of /proc/<pid>/status of the pod's
+// sandbox (pause) process, read on the host.
+func (h *agentHarness) sandboxProcStatus(name string) map[string]string {
+	h.t.Helper()
+	sbs := h.sandboxes(name)
+	if len(sbs) != 1 {
+		h.t.Fatalf("pod %s: %d sandboxes, want 1", name, len(sbs))
+	}
+	resp, err := h.cri.Runtime.PodSandboxStatus(context.Background(), &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sbs[0].Id, Verbose: true})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var info struct {
+		Pid int `json:"pid"`
+	}
+	if err := json.Unmarshal([]byte(resp.GetInfo()["info"]), &info); err != nil || info.Pid == 0 {
+		h.t.Fatalf("pod %s: no pid in the sandbox's verbose status (%v): %q", name, err, resp.GetInfo()["info"])
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", info.Pid))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
 }
 
 // procStatus is the fields of /proc/1/status of the container's process
@@ -128,6 +160,19 @@ func TestBinarySecurityContextApplied(t *testing.T) {
 			if got != want {
 				t.Errorf("%s/%s: /proc/1/status %s = %q, want %q", tc.pod, tc.container, k, got, want)
 			}
+		}
+	}
+
+	// The sandbox's pause process runs under the pod's seccomp profile and
+	// in its groups, as the kubelet sets them; a pod that sets nothing
+	// leaves it Unconfined.
+	for _, tc := range []struct{ pod, seccomp string }{{"secure", "2"}, {"bare", "0"}} {
+		st := h.sandboxProcStatus(tc.pod)
+		if st["Seccomp"] != tc.seccomp {
+			t.Errorf("%s: the pause process's Seccomp = %q, want %q", tc.pod, st["Seccomp"], tc.seccomp)
+		}
+		if tc.pod == "secure" && sortedFields(st["Groups"]) != "3000 4000" {
+			t.Errorf("secure: the pause process's Groups = %q, want 3000 4000 (supplemental and fsGroup)", st["Groups"])
 		}
 	}
 
