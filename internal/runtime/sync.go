@@ -102,6 +102,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 		}
 		log.V(1).Info("created sandbox", "id", id, "attempt", p.SandboxAttempt, "reason", p.SandboxReason)
 		sandboxID, ips = id, nil
+		r.removeEmptySandboxes(ctx, status)
 		if needsPodIP(pod) {
 			if ips, err = r.sandboxIPs(ctx, id); err != nil {
 				return res, err
@@ -156,6 +157,27 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 		log.V(1).Info("started container", "container", c.Name, "id", id, "restartCount", restarts, "reason", s.Reason)
 	}
 	return res, errors.Join(errs...)
+}
+
+// removeEmptySandboxes removes the pod's sandboxes that are not ready and
+// hold no container, once a new one has replaced them: what a
+// RunPodSandbox interrupted by an agent's crash, or a sandbox that died
+// before its containers were made, leaves. Sandboxes that hold containers
+// stay for the collector: their containers' ends are the pod's history.
+// Best effort: the collector removes what this misses.
+func (r *Runtime) removeEmptySandboxes(ctx context.Context, status *PodStatus) {
+	holding := map[string]bool{}
+	for _, c := range status.Containers {
+		holding[c.SandboxID] = true
+	}
+	for _, sb := range status.Sandboxes {
+		if sb.State == SandboxReady || holding[sb.ID] {
+			continue
+		}
+		if err := r.rt.RemovePodSandbox(ctx, sb.ID); err != nil && !isNotFound(err) {
+			r.log.V(1).Info("Removing a dead sandbox failed; the collector will", "sandbox", sb.ID, "err", err)
+		}
+	}
 }
 
 func specContainer(pod *corev1.Pod, s startStep) *corev1.Container {

@@ -269,6 +269,34 @@ func TestSyncPodRecreatesLostSandbox(t *testing.T) {
 	}
 }
 
+// A sandbox left not ready and empty (a RunPodSandbox interrupted by an
+// agent's crash) is removed once its replacement runs; one that holds
+// containers stays for the collector.
+func TestSyncPodRemovesAnEmptyDeadSandbox(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod()
+	ctx := context.Background()
+	dead, err := w.cri.RunPodSandbox(ctx, w.rt.sandboxConfig(pod, 0), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.cri.Lock()
+	w.cri.Sandboxes[dead].State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	w.cri.Unlock()
+	w.calls()
+	w.mustSync(pod)
+	if got, want := w.calls(), []string{"StopPodSandbox", "RunPodSandbox", "RemovePodSandbox", "CreateContainer", "StartContainer"}; !cmp.Equal(got, want) {
+		t.Errorf("calls = %v, want %v", got, want)
+	}
+	st, err := w.rt.GetPodStatus(ctx, pod.UID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Sandboxes) != 1 || st.Sandboxes[0].ID == dead {
+		t.Errorf("sandboxes = %+v, want only the new one", st.Sandboxes)
+	}
+}
+
 func TestSyncPodUnsupportedEnvFailsClearly(t *testing.T) {
 	w := newWorld(t)
 	pod := newPod(func(p *corev1.Pod) {
