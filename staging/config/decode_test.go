@@ -64,7 +64,7 @@ func TestDecodeManifestRefuses(t *testing.T) {
 		{"control characters", "\x00\x01\x02 junk", ReasonSyntax, "", "control characters", ErrSyntax},
 		{"binary junk", "\x00\x01\x02\xff\xfe junk", ReasonEncoding, "", "invalid UTF-8 at byte offset 3 (line 1, byte 0xFF)", ErrEncoding},
 		{"alias bomb", "a: &a [1,2]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n",
-			ReasonTooLarge, "", "excessive aliasing: the aliases (*name) make more than 131072 values", ErrTooLarge},
+			ReasonTooLarge, "", "excessive aliasing: the aliases (*name) make more than 98304 values", ErrTooLarge},
 		{"wrong value type", strings.Replace(manifest("web", "i"), "name: web", "name: 123", 1), ReasonSyntax, "metadata.name", "want string, got number", ErrSyntax},
 		{"unknown field", strings.Replace(manifest("web", "i"), "image:", "imagee:", 1), ReasonStrict, "spec.containers[0].imagee", "unknown field", ErrStrict},
 		{"field in the wrong case", strings.Replace(goodPodJSON, `"image"`, `"Image"`, 1), ReasonStrict, "spec.containers[0].Image", "unknown field", ErrStrict},

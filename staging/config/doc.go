@@ -67,7 +67,7 @@
 //     of etcd's 1.5 MiB object limit (the apiserver takes 3 MiB requests),
 //     leaving a pod from any manifest room to be stored as a mirror pod; and
 //     it is a hundred times a real control plane pod.
-//   - YAML values: about 131,000, counted from the characters that begin
+//   - YAML values: about 98,000, counted from the characters that begin
 //     them before anything is parsed, and as aliases (*name) expand them.
 //     The YAML library takes some 400 bytes a value: without this bound,
 //     "args: [a,a,a,...]" in 512 KiB would cost 90 MiB. JSON, cheap to

@@ -105,7 +105,13 @@ func largePodListJSON(tb testing.TB, size int) []byte {
 // values as YAML allows: a container's args, one letter a line.
 func denseYAML(size int) []byte {
 	head := "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n  - name: c\n    image: i\n    args:\n"
-	return []byte(head + strings.Repeat("    - a\n", (size-len(head))/8))
+	n, _, _ := yamlNodeBound([]byte(head))
+	entries := min((size-len(head))/8, (maxYAMLNodes-n)/2)
+	body := head + strings.Repeat("    - a\n", entries)
+	if pad := size - len(body) - 3; pad > 0 {
+		body += "# " + strings.Repeat("x", pad) + "\n" // a comment holds no value
+	}
+	return []byte(body)
 }
 
 // BenchmarkParseManifestAtLimit decodes, defaults and validates a legal

@@ -221,7 +221,7 @@ func TestYAMLOfManyTinyValuesIsBounded(t *testing.T) {
 	head := "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n  - name: c\n    image: i\n    args: ["
 	dense := head + strings.Repeat("a,", (MaxManifestBytes-len(head)-10)/2) + "]\n"
 	_, err := DecodeManifest([]byte(dense))
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "values, the limit is 131072 (JSON has no such limit)") {
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "values, the limit is 98304 (JSON has no such limit)") {
 		t.Errorf("a flow list of %d bytes: %v, want a refusal naming the limit", len(dense), err)
 	}
 	// The same list in JSON is cheap to decode, and allowed.
@@ -251,20 +251,20 @@ func TestYAMLAliasesAreBoundedByWhatTheyExpandTo(t *testing.T) {
 	if err != nil || len(pods[0].Spec.Containers[1].Env) != 2 {
 		t.Fatalf("an alias shared by two containers: %v", err)
 	}
-	// Few nodes, each alias standing for 2,001: 80 of them make 160,000, more than 131,072.
+	// Few nodes, each alias standing for 2,001: 80 of them make 160,000, more than 98,304.
 	var labels strings.Builder
 	for i := range 1000 {
 		fmt.Fprintf(&labels, "k%d: v, ", i)
 	}
 	bomb := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: &l {" + labels.String() + "}\nspec:\n  x: [" + strings.Repeat("*l, ", 80) + "]\n"
 	_, err = DecodeManifest([]byte(bomb))
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "the aliases (*name) make more than 131072 values") {
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "the aliases (*name) make more than 98304 values") {
 		t.Errorf("80 aliases of a 2,000-node mapping: %v, want a refusal for aliasing", err)
 	}
 	// The same in a second document, which the manifest may not have but the
 	// YAML library would read before counting documents.
 	_, err = DecodeManifest([]byte(shared + "---\n" + bomb))
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "the aliases (*name) make more than 131072 values") {
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "the aliases (*name) make more than 98304 values") {
 		t.Errorf("the aliases in a second document: %v, want a refusal for aliasing", err)
 	}
 }

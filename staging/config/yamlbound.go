@@ -12,11 +12,12 @@ import (
 // document, before it is decoded. The YAML library and the JSON written
 // from its tree take 300 to 450 bytes a node, so a document of tiny values
 // ("args: [a,a,a,...]": 260,000 nodes in 512 KiB) would cost about 90 MiB.
-// Counted as yamlNodeBound counts, 131,072 keeps any document within about
-// 30 MiB (BenchmarkParseManifestAtLimit/yaml-dense), and is twice what a
-// manifest at the size limit written as people write them counts (69,000).
-// JSON, which costs little to decode, has no such bound.
-const maxYAMLNodes = 1 << 17
+// Counted as yamlNodeBound counts, 98,304 keeps any document within about
+// 21 MiB and under 100 ms (BenchmarkParseManifestAtLimit/yaml-dense), and
+// is 1.4 times what a manifest at the size limit written as people write
+// them counts (69,000). JSON, which costs little to decode, has no such
+// bound.
+const maxYAMLNodes = 96 << 10
 
 // checkYAMLNodes refuses a document that may hold more than maxYAMLNodes
 // nodes. It does not parse: it counts the characters that begin a node (a
