@@ -1,7 +1,6 @@
 package localapi
 
 import (
-	"context"
 	"net"
 	"testing"
 
@@ -22,15 +21,7 @@ func TestServerBoundsItsClients(t *testing.T) {
 		t.Fatalf("the local API's limits are %+v, want the defaults %+v", s.lim, httplimits.Defaults())
 	}
 	s.lim = httplimitstest.Short()
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("Run = %v", err)
-		}
-	})
+	httplimitstest.Run(t, s.Run)
 	dial := func() (net.Conn, error) { return net.Dial("unix", path) }
 	httplimitstest.Check(t, dial, "/v1/healthz", s.lim)
 }

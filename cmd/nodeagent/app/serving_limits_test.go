@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"net"
 	"testing"
 
@@ -25,15 +24,7 @@ func TestServingBoundsItsClients(t *testing.T) {
 		t.Fatalf("the serving limits are %+v, want the defaults %+v", s.lim, httplimits.Defaults())
 	}
 	s.lim = httplimitstest.Short()
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("Run = %v", err)
-		}
-	})
+	httplimitstest.Run(t, s.Run)
 	addr := s.l.Addr().String()
 	httplimitstest.Check(t, func() (net.Conn, error) { return net.Dial("tcp", addr) }, "/healthz", s.lim)
 }
