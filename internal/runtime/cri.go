@@ -12,6 +12,7 @@ import (
 // and the gRPC client below in production.
 type criRuntime interface {
 	Version(ctx context.Context, apiVersion string) (*runtimeapi.VersionResponse, error)
+	Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error)
 	RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error)
 	StopPodSandbox(ctx context.Context, podSandboxID string) error
 	RemovePodSandbox(ctx context.Context, podSandboxID string) error
@@ -29,4 +30,5 @@ type criRuntime interface {
 type criImages interface {
 	ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error)
 	PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
+	ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error)
 }

@@ -107,6 +107,12 @@ func (c *remoteCRI) Version(ctx context.Context, apiVersion string) (*runtimeapi
 	return c.rt.Version(ctx, &runtimeapi.VersionRequest{Version: apiVersion})
 }
 
+func (c *remoteCRI) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusResponse, error) {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	return c.rt.Status(ctx, &runtimeapi.StatusRequest{Verbose: verbose})
+}
+
 func (c *remoteCRI) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, handler string) (string, error) {
 	ctx, cancel := c.bounded(ctx)
 	defer cancel()
@@ -194,4 +200,10 @@ func (c *remoteCRI) ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec
 func (c *remoteCRI) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error) {
 	resp, err := c.img.PullImage(ctx, &runtimeapi.PullImageRequest{Image: image, Auth: auth, SandboxConfig: sandboxConfig})
 	return resp.GetImageRef(), err
+}
+
+func (c *remoteCRI) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoResponse, error) {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	return c.img.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{})
 }

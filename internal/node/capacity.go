@@ -1,0 +1,79 @@
+package node
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// reservable are the resources --system-reserved and --kube-reserved may
+// hold back from pods.
+var reservable = []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, "pid"}
+
+// ValidateReserved checks a --system-reserved or --kube-reserved value.
+func ValidateReserved(flag string, r v1.ResourceList) error {
+	for _, name := range slices.Sorted(maps.Keys(r)) {
+		if !slices.Contains(reservable, name) {
+			return fmt.Errorf("%s: %q cannot be reserved (only %v)", flag, name, reservable)
+		}
+		if q := r[name]; q.Sign() < 0 {
+			return fmt.Errorf("%s: %s=%s is negative", flag, name, q.String())
+		}
+	}
+	return nil
+}
+
+// capacity is what the machine has: CPUs, memory, the node filesystem,
+// huge pages, and how many pods the agent takes.
+func capacity(m Machine, nodefs fsStats, maxPods int32) v1.ResourceList {
+	c := v1.ResourceList{
+		v1.ResourceCPU:              *resource.NewQuantity(int64(m.CPUs), resource.DecimalSI),
+		v1.ResourceMemory:           *resource.NewQuantity(m.MemoryBytes, resource.BinarySI),
+		v1.ResourceEphemeralStorage: *resource.NewQuantity(nodefs.capacity, resource.BinarySI),
+		v1.ResourcePods:             *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
+	}
+	for size, bytes := range m.HugePages {
+		c[hugePageResource(size)] = *resource.NewQuantity(bytes, resource.BinarySI)
+	}
+	return c
+}
+
+// allocatable is what pods may have: the capacity less what the system
+// and the node's own daemons keep, less the hard eviction thresholds of
+// memory and the node filesystem (what the node must keep free to stay
+// healthy). Pages reserved as huge pages are not ordinary memory; the
+// kernel already counts them out of MemTotal's free share but not of
+// MemTotal, so they come off memory too. Nothing goes below zero.
+func allocatable(capacity v1.ResourceList, reserved []v1.ResourceList, thresholds Thresholds) v1.ResourceList {
+	a := capacity.DeepCopy()
+	sub := func(name v1.ResourceName, q resource.Quantity) {
+		v, ok := a[name]
+		if !ok {
+			return
+		}
+		v.Sub(q)
+		if v.Sign() < 0 {
+			v = *resource.NewQuantity(0, v.Format)
+		}
+		a[name] = v
+	}
+	for _, r := range reserved {
+		for name, q := range r {
+			sub(name, q)
+		}
+	}
+	mem := capacity[v1.ResourceMemory]
+	sub(v1.ResourceMemory, *resource.NewQuantity(thresholds.bound(SignalMemoryAvailable, mem.Value()), resource.BinarySI))
+	disk := capacity[v1.ResourceEphemeralStorage]
+	sub(v1.ResourceEphemeralStorage, *resource.NewQuantity(thresholds.bound(SignalNodeFSAvailable, disk.Value()), resource.BinarySI))
+	for name, q := range capacity {
+		if strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) {
+			sub(v1.ResourceMemory, q)
+		}
+	}
+	return a
+}

@@ -1,0 +1,294 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-helpers/apimachinery/lease"
+	"k8s.io/utils/clock"
+)
+
+// Node keeps the agent's Node object and Lease current.
+type Node struct {
+	opts     Options
+	log      logr.Logger
+	clock    clock.WithTicker
+	observer observer
+	pressure *pressures
+
+	// kick wakes the status loop when the watch shows the Node changed
+	// under the agent (deleted, recreated, marked by a controller).
+	kick chan struct{}
+
+	mu sync.Mutex
+	// current is the newest Node the apiserver returned or sent; nil
+	// until registered, and again once it is seen deleted.
+	current *v1.Node
+	// lastWrite is when the status was last written; lastCheck when it
+	// was last compared.
+	lastWrite time.Time
+}
+
+// New checks the options; nothing is sent to the apiserver before Run.
+func New(opts Options) (*Node, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	return &Node{
+		opts:     opts,
+		log:      opts.Logger.WithName("node").WithValues("node", opts.Name),
+		clock:    opts.Clock,
+		observer: observer{host: realHost, nodeDir: opts.RootDir},
+		pressure: newPressures(opts.PressureTransition),
+		kick:     make(chan struct{}, 1),
+	}, nil
+}
+
+// Run registers the Node, then keeps its status and Lease current until
+// ctx ends. An apiserver that cannot be reached is retried with backoff;
+// it never ends Run.
+func (n *Node) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	informer := n.watchNode()
+	wg.Add(1)
+	go func() { defer wg.Done(); informer.RunWithContext(ctx) }()
+	leaseStarted := false
+
+	ticker := n.clock.NewTicker(n.opts.StatusUpdateFrequency)
+	defer ticker.Stop()
+	backoff := newRetryDelay(n.clock, 200*time.Millisecond, n.opts.StatusUpdateFrequency)
+	for {
+		wait := ticker.C()
+		if err := n.sync(ctx); err != nil && ctx.Err() == nil {
+			n.log.Error(err, "Updating the Node failed; retrying")
+			wait = backoff.next()
+		} else {
+			backoff.reset()
+		}
+		// The Lease is owned by the Node: it starts once there is one.
+		if !leaseStarted && n.registered() {
+			leaseStarted = true
+			wg.Add(1)
+			go func() { defer wg.Done(); n.leaseController().Run(ctx) }()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wait:
+		case <-n.kick:
+		}
+	}
+}
+
+// watchNode keeps current up to date with what others write to the Node,
+// through one watch of this Node alone.
+func (n *Node) watchNode() cache.SharedInformer {
+	sel := fields.OneTermEqualSelector(metav1.ObjectNameField, n.opts.Name).String()
+	nodes := n.opts.Client.CoreV1().Nodes()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return nodes.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return nodes.Watch(ctx, o)
+		},
+	}
+	// The wrapper carries over whether the client can stream the initial
+	// list through the watch (a fake clientset cannot).
+	inf := cache.NewSharedInformer(cache.ToListWatcherWithWatchListSemantics(lw, n.opts.Client), &v1.Node{}, 0)
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { n.observed(obj) },
+		UpdateFunc: func(_, obj any) { n.observed(obj) },
+		DeleteFunc: func(obj any) { n.deleted(obj) },
+	})
+	return inf
+}
+
+// observed takes a Node the watch sent, unless it is older than the one
+// a patch already returned.
+func (n *Node) observed(obj any) {
+	node, ok := obj.(*v1.Node)
+	if !ok || node.Name != n.opts.Name {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.current != nil && node.UID == n.current.UID && olderThan(node.ResourceVersion, n.current.ResourceVersion) {
+		return
+	}
+	changed := n.current == nil || node.UID != n.current.UID ||
+		!conditionsEqual(node.Status.Conditions, n.current.Status.Conditions)
+	n.current = node
+	if changed {
+		n.wake()
+	}
+}
+
+func (n *Node) deleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	node, ok := obj.(*v1.Node)
+	if !ok || node.Name != n.opts.Name {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.current != nil && n.current.UID == node.UID {
+		n.log.Info("The Node was deleted; registering it again")
+		n.current = nil
+		n.wake()
+	}
+}
+
+func (n *Node) registered() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.current != nil
+}
+
+func (n *Node) wake() {
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+// olderThan compares resource versions as the numbers the apiserver makes
+// them; one that is not a number is never older.
+func olderThan(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x < y
+}
+
+func conditionsEqual(a, b []v1.NodeCondition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Type != b[i].Type || a[i].Status != b[i].Status || a[i].Reason != b[i].Reason {
+			return false
+		}
+	}
+	return true
+}
+
+// leaseController renews the Lease with client-go's lease controller,
+// which keeps the last Lease it wrote and updates it without a GET. The
+// Lease is owned by the Node, so that it goes with it; it is not created
+// before the Node is registered.
+func (n *Node) leaseController() lease.Controller {
+	renew := time.Duration(n.opts.LeaseDuration) * time.Second / 4
+	return lease.NewController(n.clock, n.opts.Client, n.opts.Name, n.opts.LeaseDuration, nil, renew,
+		n.opts.Name, v1.NamespaceNodeLease, n.setLeaseOwner)
+}
+
+func (n *Node) setLeaseOwner(l *coordinationv1.Lease) error {
+	n.mu.Lock()
+	cur := n.current
+	n.mu.Unlock()
+	if cur == nil {
+		return errors.New("the Node is not registered yet")
+	}
+	for _, ref := range l.GetOwnerReferences() {
+		if ref.UID == cur.UID {
+			return nil
+		}
+	}
+	l.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: cur.Name, UID: cur.UID}})
+	return nil
+}
+
+// sync registers the Node if it is not, and writes its status if it
+// changed or is due.
+func (n *Node) sync(ctx context.Context) error {
+	n.mu.Lock()
+	cur := n.current
+	n.mu.Unlock()
+	if cur == nil {
+		registered, err := n.register(ctx)
+		if err != nil {
+			return err
+		}
+		n.setCurrent(registered)
+		cur = registered
+	}
+	want, err := n.desiredStatus(ctx, cur)
+	if err != nil {
+		return err
+	}
+	now := n.clock.Now()
+	n.mu.Lock()
+	lastWrite := n.lastWrite
+	n.mu.Unlock()
+	due := now.Sub(lastWrite) >= n.opts.StatusReportFrequency
+	if !due && statusEqual(cur.Status, want) {
+		return nil
+	}
+	if !lastWrite.IsZero() && now.Sub(lastWrite) < n.opts.StatusUpdateFrequency-n.opts.StatusUpdateFrequency/10 {
+		return nil // written moments ago: the next tick writes this change
+	}
+	patched, err := n.patchStatus(ctx, cur, want, now)
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		// Deleted, or deleted and made again by someone: start over.
+		n.log.Info("The Node changed identity under the agent; registering it again", "err", err.Error())
+		n.mu.Lock()
+		n.current = nil
+		n.mu.Unlock()
+		return err
+	case err != nil:
+		return err
+	}
+	n.mu.Lock()
+	n.lastWrite = now
+	n.mu.Unlock()
+	n.setCurrent(patched)
+	return nil
+}
+
+func (n *Node) setCurrent(node *v1.Node) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.current == nil || n.current.UID != node.UID || !olderThan(node.ResourceVersion, n.current.ResourceVersion) {
+		n.current = node
+	}
+}
+
+// retryDelay doubles from initial to max between failed attempts.
+type retryDelay struct {
+	clock        clock.Clock
+	initial, max time.Duration
+	cur          time.Duration
+}
+
+func newRetryDelay(c clock.Clock, initial, maxDelay time.Duration) *retryDelay {
+	return &retryDelay{clock: c, initial: initial, max: maxDelay}
+}
+
+func (r *retryDelay) next() <-chan time.Time {
+	if r.cur == 0 {
+		r.cur = r.initial
+	} else if r.cur = 2 * r.cur; r.cur > r.max {
+		r.cur = r.max
+	}
+	return r.clock.After(r.cur)
+}
+
+func (r *retryDelay) reset() { r.cur = 0 }

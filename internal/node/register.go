@@ -1,0 +1,98 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+)
+
+// labels are the labels the agent sets on its Node: the ones every node
+// carries, then --node-labels.
+func (n *Node) labels() map[string]string {
+	l := map[string]string{
+		v1.LabelHostname:   n.opts.Name,
+		v1.LabelOSStable:   n.opts.Machine.OperatingSystem,
+		v1.LabelArchStable: n.opts.Machine.Architecture,
+	}
+	maps.Copy(l, n.opts.Labels)
+	return l
+}
+
+// register creates the Node, or adopts the one of its name that exists
+// (registered by an earlier run, or by an administrator): its labels are
+// brought up to date; its taints, which NodeRestriction forbids a node to
+// change, are left as they are.
+func (n *Node) register(ctx context.Context) (*v1.Node, error) {
+	node := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.opts.Name, Labels: n.labels()},
+		Spec:       v1.NodeSpec{Taints: n.opts.Taints},
+	}
+	status, err := n.desiredStatus(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	node.Status = status
+	stampHeartbeats(node.Status.Conditions, n.clock.Now())
+	created, err := n.opts.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err == nil {
+		n.log.Info("Registered the Node", "uid", created.UID)
+		n.markWritten()
+		return created, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("registering the Node: %w", err)
+	}
+	existing, err := n.opts.Client.CoreV1().Nodes().Get(ctx, n.opts.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("adopting the existing Node: %w", err)
+	}
+	return n.adopt(ctx, existing)
+}
+
+// adopt patches the labels the agent owns onto an existing Node.
+func (n *Node) adopt(ctx context.Context, existing *v1.Node) (*v1.Node, error) {
+	want := existing.DeepCopy()
+	if want.Labels == nil {
+		want.Labels = map[string]string{}
+	}
+	maps.Copy(want.Labels, n.labels())
+	if maps.Equal(want.Labels, existing.Labels) {
+		n.log.Info("Adopted the existing Node", "uid", existing.UID)
+		return existing, nil
+	}
+	patch, err := twoWayPatch(existing, want)
+	if err != nil {
+		return nil, err
+	}
+	adopted, err := n.opts.Client.CoreV1().Nodes().Patch(ctx, n.opts.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("adopting the existing Node (patching its labels): %w", err)
+	}
+	n.log.Info("Adopted the existing Node and set its labels", "uid", adopted.UID)
+	return adopted, nil
+}
+
+// twoWayPatch is the strategic merge patch from old to new, with old's
+// UID as a precondition: a Node deleted and made again under the same
+// name is not patched as if it were the old one.
+func twoWayPatch(old, new *v1.Node) ([]byte, error) {
+	oldJSON, err := jsonOf(old)
+	if err != nil {
+		return nil, err
+	}
+	newJSON, err := jsonOf(new)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldJSON, newJSON, v1.Node{})
+	if err != nil {
+		return nil, fmt.Errorf("computing the Node patch: %w", err)
+	}
+	return withUIDPrecondition(patch, old.UID)
+}

@@ -1,0 +1,194 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// desiredStatus is base's status with every field the agent owns set to
+// what it measures now. Conditions that others own (a network plugin's
+// NetworkUnavailable, say) are kept; the agent's own keep their
+// transition and heartbeat times while their status holds.
+func (n *Node) desiredStatus(ctx context.Context, base *v1.Node) (v1.NodeStatus, error) {
+	now := n.clock.Now()
+	var ready readiness
+	health, err := n.opts.Runtime.Health(ctx)
+	switch {
+	case err != nil:
+		ready.add(reasonRuntimeNotReady, fmt.Sprintf("the container runtime does not answer: %v", err))
+	default:
+		if !health.RuntimeReady {
+			ready.add(reasonRuntimeNotReady, "container runtime not ready: "+health.RuntimeProblem)
+		}
+		if !health.NetworkReady {
+			ready.add(reasonNetworkNotReady, "container runtime network not ready: "+health.NetworkProblem)
+		}
+	}
+	if err := n.opts.AgentHealth(); err != nil {
+		ready.add(reasonAgentNotHealthy, err.Error())
+	}
+	if err := n.opts.SourcesReady(); err != nil {
+		ready.add(reasonSourcesNotReady, err.Error())
+	}
+
+	imageDirs, err := n.opts.Runtime.ImageFilesystems(ctx)
+	if err != nil {
+		// The image filesystem is then judged as the node filesystem;
+		// the runtime's trouble already shows in Ready.
+		imageDirs = nil
+	}
+	ob, err := n.observer.observe(imageDirs)
+	if err != nil {
+		return v1.NodeStatus{}, fmt.Errorf("measuring the node: %w", err)
+	}
+
+	st := *base.Status.DeepCopy()
+	st.Capacity = capacity(n.opts.Machine, ob.nodefs, n.opts.MaxPods)
+	st.Allocatable = allocatable(st.Capacity, n.opts.Reserved, n.opts.Thresholds)
+	own := append([]v1.NodeCondition{ready.condition()}, n.pressure.conditions(now, ob, n.opts.Thresholds)...)
+	carryTransitions(now, own, base.Status.Conditions)
+	st.Conditions = mergeConditions(base.Status.Conditions, own)
+	st.Addresses = n.addresses()
+	m := n.opts.Machine
+	v := n.opts.Runtime.Version()
+	st.NodeInfo = v1.NodeSystemInfo{
+		MachineID: m.MachineID, SystemUUID: m.SystemUUID, BootID: m.BootID,
+		KernelVersion: m.KernelVersion, OSImage: m.OSImage,
+		ContainerRuntimeVersion: v.RuntimeName + "://" + v.RuntimeVersion,
+		KubeletVersion:          n.opts.AgentVersion,
+		OperatingSystem:         m.OperatingSystem, Architecture: m.Architecture,
+	}
+	// No kubelet API is served (logs, exec): the endpoint stays port 0.
+	st.DaemonEndpoints = v1.NodeDaemonEndpoints{}
+	return st, nil
+}
+
+// mergeConditions replaces the conditions of own's types in base, in
+// place, and appends the ones base lacks.
+func mergeConditions(base, own []v1.NodeCondition) []v1.NodeCondition {
+	out := make([]v1.NodeCondition, 0, len(base)+len(own))
+	placed := map[v1.NodeConditionType]bool{}
+	for _, c := range base {
+		for _, o := range own {
+			if o.Type == c.Type {
+				c = o
+				placed[o.Type] = true
+			}
+		}
+		out = append(out, c)
+	}
+	for _, o := range own {
+		if !placed[o.Type] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func stampHeartbeats(conds []v1.NodeCondition, now time.Time) {
+	for i := range conds {
+		conds[i].LastHeartbeatTime = metav1.NewTime(now)
+	}
+}
+
+func statusEqual(a, b v1.NodeStatus) bool { return equality.Semantic.DeepEqual(a, b) }
+
+func (n *Node) markWritten() {
+	n.mu.Lock()
+	n.lastWrite = n.clock.Now()
+	n.mu.Unlock()
+}
+
+// patchStatus writes want as cur's status, with a heartbeat of now.
+func (n *Node) patchStatus(ctx context.Context, cur *v1.Node, want v1.NodeStatus, now time.Time) (*v1.Node, error) {
+	next := cur.DeepCopy()
+	next.Status = want
+	stampHeartbeats(next.Status.Conditions, now)
+	patch, err := twoWayPatch(cur, next)
+	if err != nil {
+		return nil, err
+	}
+	patched, err := n.opts.Client.CoreV1().Nodes().Patch(ctx, n.opts.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return nil, fmt.Errorf("patching the Node status: %w", err)
+	}
+	return patched, nil
+}
+
+// addresses are the InternalIP (the configured one, or the first global
+// address of an interface that is up) and the Hostname.
+func (n *Node) addresses() []v1.NodeAddress {
+	var out []v1.NodeAddress
+	if ip := n.opts.NodeIP; ip != nil {
+		out = append(out, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip.String()})
+	} else if ip := firstGlobalIP(); ip != nil {
+		out = append(out, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip.String()})
+	}
+	if h := n.opts.Machine.Hostname; h != "" {
+		out = append(out, v1.NodeAddress{Type: v1.NodeHostName, Address: h})
+	}
+	return out
+}
+
+// firstGlobalIP prefers IPv4, as the kubelet does when it has to guess.
+func firstGlobalIP() net.IP {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	var v6 net.IP
+	for _, iface := range ifaces {
+		if iface.Flags&net.FlagUp == 0 || iface.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := iface.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok || !ipn.IP.IsGlobalUnicast() {
+				continue
+			}
+			if ipn.IP.To4() != nil {
+				return ipn.IP
+			}
+			if v6 == nil {
+				v6 = ipn.IP
+			}
+		}
+	}
+	return v6
+}
+
+func jsonOf(node *v1.Node) ([]byte, error) {
+	b, err := json.Marshal(node)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the Node: %w", err)
+	}
+	return b, nil
+}
+
+// withUIDPrecondition adds metadata.uid to a patch: the apiserver refuses
+// it with a conflict if the Node now has another UID.
+func withUIDPrecondition(patch []byte, uid types.UID) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(patch, &m); err != nil {
+		return nil, fmt.Errorf("decoding the Node patch: %w", err)
+	}
+	meta, _ := m["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["uid"] = string(uid)
+	m["metadata"] = meta
+	return json.Marshal(m)
+}
