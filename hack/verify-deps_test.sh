@@ -38,8 +38,6 @@ expect_violation staging/mirror k8s.io/cri-api/pkg/apis/runtime/v1 "only interna
 expect_violation staging/podtypes k8s.io/client-go/kubernetes "podtypes may import only"
 expect_violation staging/podmanager "$modpath/staging/mirror" "podmanager may import only"
 expect_violation internal/agent k8s.io/cri-api/pkg/apis/runtime/v1 "only internal/runtime imports k8s.io/cri-api"
-# Allowed as an import (config may use client-go), refused as a link.
-expect_violation staging/config k8s.io/client-go/kubernetes "does not link the clientset's scheme"
 
 if ((failures > 0)); then
   exit 1

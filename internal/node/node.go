@@ -36,9 +36,13 @@ type Node struct {
 	// current is the newest Node the apiserver returned or sent; nil
 	// until registered, and again once it is seen deleted.
 	current *v1.Node
-	// lastWrite is when the status was last written; lastCheck when it
-	// was last compared.
+	// lastWrite is when the status was last written.
 	lastWrite time.Time
+	// readyOnce is set once the Node has been written Ready: until then
+	// the status is checked every fastCheck and written as soon as it
+	// changes, so that a starting node is Ready in moments, not after a
+	// whole update period.
+	readyOnce bool
 }
 
 // New checks the options; nothing is sent to the apiserver before Run.
@@ -72,6 +76,9 @@ func (n *Node) Run(ctx context.Context) error {
 	backoff := newRetryDelay(n.clock, 200*time.Millisecond, n.opts.StatusUpdateFrequency)
 	for {
 		wait := ticker.C()
+		if !n.wasReady() {
+			wait = n.clock.After(fastCheck)
+		}
 		if err := n.sync(ctx); err != nil && ctx.Err() == nil {
 			n.log.Error(err, "Updating the Node failed; retrying")
 			wait = backoff.next()
@@ -156,6 +163,25 @@ func (n *Node) deleted(obj any) {
 	}
 }
 
+// fastCheck is the status period of a node not yet Ready.
+const fastCheck = 200 * time.Millisecond
+
+func (n *Node) wasReady() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.readyOnce
+}
+
+func (n *Node) noteReady(written *v1.Node) {
+	for _, c := range written.Status.Conditions {
+		if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+			n.mu.Lock()
+			n.readyOnce = true
+			n.mu.Unlock()
+		}
+	}
+}
+
 func (n *Node) registered() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -227,6 +253,7 @@ func (n *Node) sync(ctx context.Context) error {
 			return err
 		}
 		n.setCurrent(registered)
+		n.noteReady(registered)
 		cur = registered
 	}
 	want, err := n.desiredStatus(ctx, cur)
@@ -241,7 +268,7 @@ func (n *Node) sync(ctx context.Context) error {
 	if !due && statusEqual(cur.Status, want) {
 		return nil
 	}
-	if !lastWrite.IsZero() && now.Sub(lastWrite) < n.opts.StatusUpdateFrequency-n.opts.StatusUpdateFrequency/10 {
+	if n.wasReady() && now.Sub(lastWrite) < n.opts.StatusUpdateFrequency-n.opts.StatusUpdateFrequency/10 {
 		return nil // written moments ago: the next tick writes this change
 	}
 	patched, err := n.patchStatus(ctx, cur, want, now)
@@ -260,6 +287,7 @@ func (n *Node) sync(ctx context.Context) error {
 	n.lastWrite = now
 	n.mu.Unlock()
 	n.setCurrent(patched)
+	n.noteReady(patched)
 	return nil
 }
 

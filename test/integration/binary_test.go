@@ -85,16 +85,23 @@ type agentHarness struct {
 // and every pod the test left, when the test ends.
 func newAgent(t testing.TB, extraArgs ...string) *agentHarness {
 	t.Helper()
+	suffix := make([]byte, 3)
+	rand.Read(suffix)
+	return newAgentNamed(t, "bin"+hex.EncodeToString(suffix), extraArgs...)
+}
+
+// newAgentNamed is newAgent for a given node name: a connected agent's
+// must be the one its credentials name.
+func newAgentNamed(t testing.TB, node string, extraArgs ...string) *agentHarness {
+	t.Helper()
 	sockDir, err := os.MkdirTemp("", "na")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	suffix := make([]byte, 3)
-	rand.Read(suffix)
 	h := &agentHarness{
 		t:         t,
-		node:      "bin" + hex.EncodeToString(suffix),
+		node:      node,
 		dir:       t.TempDir(),
 		socket:    filepath.Join(sockDir, "nodeagent.sock"),
 		addr:      freeAddress(t),

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/staging/config"
 )
 
@@ -41,6 +42,20 @@ type Options struct {
 	RelistInterval       time.Duration
 	HousekeepingInterval time.Duration
 
+	// Connected mode: with a kubeconfig the agent is a Node of a cluster.
+	Kubeconfig                 string
+	NodeLabels                 map[string]string
+	RegisterWithTaints         []string
+	SystemReserved             map[string]string
+	KubeReserved               map[string]string
+	MaxPods                    int32
+	NodeIP                     string
+	EvictionHard               string
+	EvictionPressureTransition time.Duration
+	NodeStatusUpdateFrequency  time.Duration
+	NodeStatusReportFrequency  time.Duration
+	NodeLeaseDurationSeconds   int32
+
 	LocalAPISocket string
 	ServeAddress   string
 	Profiling      bool
@@ -53,19 +68,25 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		FileCheckFrequency:    20 * time.Second,
-		HTTPCheckFrequency:    20 * time.Second,
-		CRIEndpoint:           "unix:///run/containerd/containerd.sock",
-		RuntimeRequestTimeout: 2 * time.Minute,
-		RootDir:               "/var/lib/nodeagent",
-		PodLogDir:             "/var/log/pods",
-		CgroupRoot:            "/nodeagent",
-		SyncFrequency:         time.Minute,
-		RelistInterval:        time.Second,
-		HousekeepingInterval:  2 * time.Second,
-		ServeAddress:          "127.0.0.1:10258",
-		GCPercent:             50,
-		Logging:               logsapi.NewLoggingConfiguration(),
+		FileCheckFrequency:         20 * time.Second,
+		HTTPCheckFrequency:         20 * time.Second,
+		CRIEndpoint:                "unix:///run/containerd/containerd.sock",
+		RuntimeRequestTimeout:      2 * time.Minute,
+		RootDir:                    "/var/lib/nodeagent",
+		PodLogDir:                  "/var/log/pods",
+		CgroupRoot:                 "/nodeagent",
+		SyncFrequency:              time.Minute,
+		RelistInterval:             time.Second,
+		HousekeepingInterval:       2 * time.Second,
+		ServeAddress:               "127.0.0.1:10258",
+		MaxPods:                    110,
+		EvictionHard:               node.DefaultThresholds,
+		EvictionPressureTransition: 5 * time.Minute,
+		NodeStatusUpdateFrequency:  10 * time.Second,
+		NodeStatusReportFrequency:  5 * time.Minute,
+		NodeLeaseDurationSeconds:   40,
+		GCPercent:                  50,
+		Logging:                    logsapi.NewLoggingConfiguration(),
 	}
 }
 
@@ -91,6 +112,19 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
 	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")
 	fs.DurationVar(&o.HousekeepingInterval, "housekeeping-interval", o.HousekeepingInterval, "period of the cleanup of orphaned pods and dead containers")
+
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of this node's own identity (system:node:<node-name>): with it the agent registers its Node, keeps its status and Lease current (connected mode); without it the agent is standalone")
+	fs.StringToStringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "labels the Node is registered with, key=value,...; a key under kubernetes.io or k8s.io must be one a node may set on itself (NodeRestriction)")
+	fs.StringSliceVar(&o.RegisterWithTaints, "register-with-taints", o.RegisterWithTaints, "taints the Node is registered with, key[=value]:Effect,...; only at registration (a node may not change its own taints later)")
+	fs.StringToStringVar(&o.SystemReserved, "system-reserved", o.SystemReserved, "resources held back from pods for the system, as cpu=500m,memory=1Gi,ephemeral-storage=1Gi,pid=1000")
+	fs.StringToStringVar(&o.KubeReserved, "kube-reserved", o.KubeReserved, "resources held back from pods for the node's own daemons, as --system-reserved")
+	fs.Int32Var(&o.MaxPods, "max-pods", o.MaxPods, "pods this node takes (its pods capacity)")
+	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "the Node's InternalIP (default: the first global address of an interface that is up, IPv4 first)")
+	fs.StringVar(&o.EvictionHard, "eviction-hard", o.EvictionHard, "thresholds below which the node reports pressure, signal<value,...: memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available, each a quantity or a percentage; they also come off allocatable")
+	fs.DurationVar(&o.EvictionPressureTransition, "eviction-pressure-transition-period", o.EvictionPressureTransition, "how long a pressure condition stays True after its signal recovers")
+	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "how often the Node status is computed, and the most often it is written")
+	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "the longest the Node status goes unwritten when nothing changes")
+	fs.Int32Var(&o.NodeLeaseDurationSeconds, "node-lease-duration-seconds", o.NodeLeaseDurationSeconds, "duration of the node's Lease; it is renewed every quarter of it")
 
 	fs.StringVar(&o.LocalAPISocket, "local-api-socket", o.LocalAPISocket, "unix socket of the local API (mode 0600) (default: <root-dir>/nodeagent.sock)")
 	fs.StringVar(&o.ServeAddress, "serve-address", o.ServeAddress, "host:port serving /healthz, /readyz and /metrics over plain HTTP; empty disables it. Keep it on loopback unless the network is trusted")
@@ -120,9 +154,10 @@ func (o *Options) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	if o.ManifestDir == "" && o.ManifestURL == "" {
+	if o.ManifestDir == "" && o.ManifestURL == "" && o.Kubeconfig == "" {
 		bad("no pod source: set --manifest-dir, --manifest-url or both (standalone mode takes pods from nowhere else)")
 	}
+	errs = append(errs, o.validateConnected()...)
 	if o.NodeName == "" {
 		bad("--node-name is empty and the hostname is unknown")
 	} else if msgs := validation.IsDNS1123Subdomain(o.NodeName); len(msgs) > 0 {

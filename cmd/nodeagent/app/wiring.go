@@ -10,19 +10,21 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/localapi"
+	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/config"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
-// Run builds every part of a standalone agent, in the order they depend on
+// Run builds every part of the agent, in the order they depend on
 // each other, and runs them under one errgroup until ctx ends or a part
 // fails. Returning stops the agent, never the pods.
 //
@@ -166,6 +168,28 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		}
 	}
 
+	// Connected mode: the Node and its Lease, with the node's identity.
+	var nd *node.Node
+	if o.Kubeconfig != "" {
+		cfg, err := o.restConfig()
+		if err != nil {
+			return err
+		}
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
+		}
+		sourcesErr := func() error {
+			if !sourcesReady() {
+				return fmt.Errorf("waiting for the first pods of the sources %v", sources)
+			}
+			return nil
+		}
+		if nd, err = o.newNode(client, rt, ag.Ready, sourcesErr, log); err != nil {
+			return err
+		}
+	}
+
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return ag.Run(gctx) })
 	if fileSource != nil {
@@ -175,11 +199,14 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		g.Go(func() error { return httpSource.Run(gctx) })
 	}
 	g.Go(func() error { return api.Run(gctx) })
+	if nd != nil {
+		g.Go(func() error { return nd.Run(gctx) })
+	}
 	if serve != nil {
 		g.Go(func() error { return serve.Run(gctx) })
 	}
 	log.Info("nodeagent started", "node", o.NodeName, "runtime", rt.Version().RuntimeName+" "+rt.Version().RuntimeVersion,
-		"manifestDir", o.ManifestDir, "manifestURL", config.RedactURL(o.ManifestURL), "localAPI", o.LocalAPISocket, "serveAddress", o.ServeAddress)
+		"manifestDir", o.ManifestDir, "connected", o.Kubeconfig != "", "manifestURL", config.RedactURL(o.ManifestURL), "localAPI", o.LocalAPISocket, "serveAddress", o.ServeAddress)
 	return g.Wait()
 }
 

@@ -1,0 +1,122 @@
+package app
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/component-base/version"
+
+	"github.com/nodeagent/nodeagent/internal/node"
+)
+
+// NoAPIPodsTaint keeps the scheduler from placing pods on the node while
+// the agent does not run pods from the apiserver: they would wait there
+// forever. A node may not remove its own taints; an administrator removes
+// it once the agent runs them.
+var noAPIPodsTaint = v1.Taint{Key: "node.nodeagent.io/api-pods", Value: "unsupported", Effect: v1.TaintEffectNoSchedule}
+
+// validateConnected checks the connected-mode options; they are checked
+// even without --kubeconfig, so that a config file is right before it is
+// used to join a cluster.
+func (o *Options) validateConnected() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if err := node.ValidateLabels(o.NodeLabels); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := node.ParseTaints(o.RegisterWithTaints); err != nil {
+		errs = append(errs, err)
+	}
+	for flag, m := range map[string]map[string]string{"--system-reserved": o.SystemReserved, "--kube-reserved": o.KubeReserved} {
+		if _, err := resourceList(flag, m); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.MaxPods <= 0 {
+		bad("--max-pods must be positive, not %d", o.MaxPods)
+	}
+	if o.NodeIP != "" && net.ParseIP(o.NodeIP) == nil {
+		bad("--node-ip %q is not an IP address", o.NodeIP)
+	}
+	if _, err := node.ParseThresholds(o.EvictionHard); err != nil {
+		bad("--eviction-hard: %v", err)
+	}
+	for name, d := range map[string]time.Duration{
+		"--eviction-pressure-transition-period": o.EvictionPressureTransition,
+		"--node-status-update-frequency":        o.NodeStatusUpdateFrequency,
+		"--node-status-report-frequency":        o.NodeStatusReportFrequency,
+	} {
+		if d <= 0 {
+			bad("%s must be positive, not %v", name, d)
+		}
+	}
+	if o.NodeStatusReportFrequency < o.NodeStatusUpdateFrequency {
+		bad("--node-status-report-frequency (%v) must not be shorter than --node-status-update-frequency (%v)", o.NodeStatusReportFrequency, o.NodeStatusUpdateFrequency)
+	}
+	if o.NodeLeaseDurationSeconds < 4 {
+		bad("--node-lease-duration-seconds must be at least 4 (it is renewed every quarter of it), not %d", o.NodeLeaseDurationSeconds)
+	}
+	return errs
+}
+
+// resourceList reads a --system-reserved style map.
+func resourceList(flag string, m map[string]string) (v1.ResourceList, error) {
+	out := v1.ResourceList{}
+	for k, v := range m {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s=%q: %v", flag, k, v, err)
+		}
+		out[v1.ResourceName(k)] = q
+	}
+	return out, node.ValidateReserved(flag, out)
+}
+
+// restConfig loads the node's kubeconfig, for protobuf and a user agent
+// that names the agent and the node.
+func (o *Options) restConfig() (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
+	}
+	cfg.UserAgent = fmt.Sprintf("nodeagent/%s (%s)", version.Get().GitVersion, o.NodeName)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.QPS, cfg.Burst = 50, 100
+	return cfg, nil
+}
+
+// newNode builds the part that keeps the Node and its Lease current.
+func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHealth, sourcesReady func() error, log logr.Logger) (*node.Node, error) {
+	machine, err := node.ReadMachine()
+	if err != nil {
+		return nil, err
+	}
+	taints, _ := node.ParseTaints(o.RegisterWithTaints) // validated
+	taints = append(taints, noAPIPodsTaint)
+	thresholds, _ := node.ParseThresholds(o.EvictionHard) // validated
+	var reserved []v1.ResourceList
+	for flag, m := range map[string]map[string]string{"--system-reserved": o.SystemReserved, "--kube-reserved": o.KubeReserved} {
+		r, _ := resourceList(flag, m) // validated
+		reserved = append(reserved, r)
+	}
+	return node.New(node.Options{
+		Name: o.NodeName, Client: client, Runtime: rt,
+		AgentHealth: agentHealth, SourcesReady: sourcesReady,
+		Machine: machine, RootDir: o.RootDir,
+		Labels: o.NodeLabels, Taints: taints, Reserved: reserved, MaxPods: o.MaxPods,
+		NodeIP:     net.ParseIP(o.NodeIP),
+		Thresholds: thresholds, PressureTransition: o.EvictionPressureTransition,
+		StatusUpdateFrequency: o.NodeStatusUpdateFrequency, StatusReportFrequency: o.NodeStatusReportFrequency,
+		LeaseDuration: o.NodeLeaseDurationSeconds,
+		AgentVersion:  version.Get().GitVersion,
+		Logger:        log,
+	})
+}
