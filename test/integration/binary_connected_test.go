@@ -101,7 +101,9 @@ func nodeCondition(n *corev1.Node, typ corev1.NodeConditionType) corev1.NodeCond
 	return corev1.NodeCondition{}
 }
 
-func isReady(n *corev1.Node) bool { return nodeCondition(n, corev1.NodeReady).Status == corev1.ConditionTrue }
+func isReady(n *corev1.Node) bool {
+	return nodeCondition(n, corev1.NodeReady).Status == corev1.ConditionTrue
+}
 
 func TestBinaryConnectedNodeRegisters(t *testing.T) {
 	h := newConnectedAgent(t, "--node-labels", "example.com/pool=edge", "--register-with-taints", "dedicated=edge:NoSchedule",
