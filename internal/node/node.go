@@ -12,9 +12,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/apimachinery/lease"
 	"k8s.io/utils/clock"
@@ -66,9 +63,9 @@ func New(opts Options) (*Node, error) {
 func (n *Node) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	informer := n.watchNode()
+	reflector := n.watchNode()
 	wg.Add(1)
-	go func() { defer wg.Done(); informer.RunWithContext(ctx) }()
+	go func() { defer wg.Done(); reflector.RunWithContext(ctx) }()
 	leaseStarted := false
 
 	ticker := n.clock.NewTicker(n.opts.StatusUpdateFrequency)
@@ -98,32 +95,6 @@ func (n *Node) Run(ctx context.Context) error {
 		case <-n.kick:
 		}
 	}
-}
-
-// watchNode keeps current up to date with what others write to the Node,
-// through one watch of this Node alone.
-func (n *Node) watchNode() cache.SharedInformer {
-	sel := fields.OneTermEqualSelector(metav1.ObjectNameField, n.opts.Name).String()
-	nodes := n.opts.Client.CoreV1().Nodes()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return nodes.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return nodes.Watch(ctx, o)
-		},
-	}
-	// The wrapper carries over whether the client can stream the initial
-	// list through the watch (a fake clientset cannot).
-	inf := cache.NewSharedInformer(cache.ToListWatcherWithWatchListSemantics(lw, n.opts.Client), &v1.Node{}, 0)
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { n.observed(obj) },
-		UpdateFunc: func(_, obj any) { n.observed(obj) },
-		DeleteFunc: func(obj any) { n.deleted(obj) },
-	})
-	return inf
 }
 
 // observed takes a Node the watch sent, unless it is older than the one
@@ -186,6 +157,18 @@ func (n *Node) registered() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.current != nil
+}
+
+// gone is a relist, at resourceVersion rv, that found no Node: whatever
+// the agent had is gone, unless it registered after that list.
+func (n *Node) gone(rv string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.current != nil && !olderThan(rv, n.current.ResourceVersion) {
+		n.log.Info("The Node is gone; registering it again")
+		n.current = nil
+		n.wake()
+	}
 }
 
 func (n *Node) wake() {

@@ -52,7 +52,9 @@ func newConnectedAgent(t *testing.T, extraArgs ...string) *agentHarness {
 	return newAgentNamed(t, env.NodeName, args...)
 }
 
-func deleteNode(t *testing.T, name string) {
+func deleteNode(t *testing.T, name string) { deleteNodeTB(t, name) }
+
+func deleteNodeTB(t testing.TB, name string) {
 	t.Helper()
 	ctx := context.Background()
 	if err := env.AdminClient.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
@@ -90,6 +92,16 @@ func describeNode(n *corev1.Node) string {
 		s += fmt.Sprintf("  %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
 	}
 	return s
+}
+
+// waitNodeTB returns the Node as it is now.
+func waitNodeTB(t testing.TB) *corev1.Node {
+	t.Helper()
+	n, err := env.AdminClient.CoreV1().Nodes().Get(context.Background(), env.NodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func nodeCondition(n *corev1.Node, typ corev1.NodeConditionType) corev1.NodeCondition {

@@ -1,0 +1,135 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// BenchmarkBinaryConnected measures the agent as a Node of the real
+// cluster: process start to Node Ready with a credential it already has
+// (median of 5 starts, each after the Node was deleted), and the idle
+// agent's CPU and RSS in connected mode over NODEAGENT_BENCH_IDLE (default
+// 1m; the figures of record use 10m); NODEAGENT_BENCH_PROFILES=<dir> saves
+// the idle agent's heap profiles there. Run it once:
+//
+//	go test -run '^$' -bench BenchmarkBinaryConnected -benchtime=1x -timeout 30m .
+func BenchmarkBinaryConnected(b *testing.B) {
+	b.Run("start-to-ready", benchStartToReady)
+	b.Run("idle", func(b *testing.B) { benchConnectedIdle(b, true) })
+	b.Run("idle-standalone", func(b *testing.B) { benchConnectedIdle(b, false) })
+}
+
+func benchStartToReady(b *testing.B) {
+	kubeconfig := writeKubeconfig(b, env.NodeConfig, b.TempDir())
+	h := newAgentNamed(b, env.NodeName, "--kubeconfig", kubeconfig)
+	b.Cleanup(func() { deleteNodeTB(b, env.NodeName) })
+	var took []time.Duration
+	for range 5 {
+		h.stop()
+		deleteNodeTB(b, env.NodeName)
+		ready := watchReady(b)
+		start := time.Now()
+		h.start()
+		at := <-ready
+		took = append(took, at.Sub(start))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Milliseconds()), "ms-median")
+	b.ReportMetric(float64(took[len(took)-1].Milliseconds()), "ms-max")
+}
+
+// watchReady watches the Node from now and sends when it is first seen
+// Ready.
+func watchReady(b *testing.B) <-chan time.Time {
+	w, err := env.AdminClient.CoreV1().Nodes().Watch(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector(metav1.ObjectNameField, env.NodeName).String()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make(chan time.Time, 1)
+	go func() {
+		defer w.Stop()
+		timeout := time.After(time.Minute)
+		for {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					return
+				}
+				if n, isNode := ev.Object.(*corev1.Node); isNode && ev.Type != watch.Deleted && isReady(n) {
+					out <- time.Now()
+					return
+				}
+			case <-timeout:
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// benchConnectedIdle measures an agent with no pods, connected or (for
+// comparison) standalone.
+func benchConnectedIdle(b *testing.B, connected bool) {
+	window := time.Minute
+	if v := os.Getenv("NODEAGENT_BENCH_IDLE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("NODEAGENT_BENCH_IDLE: %v", err)
+		}
+		window = d
+	}
+	kubeconfig := writeKubeconfig(b, env.NodeConfig, b.TempDir())
+	deleteNodeTB(b, env.NodeName)
+	b.Cleanup(func() { deleteNodeTB(b, env.NodeName) })
+	var args []string
+	if connected {
+		args = append(args, "--kubeconfig", kubeconfig)
+	}
+	profiles := os.Getenv("NODEAGENT_BENCH_PROFILES")
+	if profiles != "" {
+		args = append(args, "--profiling")
+	}
+	ready := watchReady(b)
+	h := newAgentNamed(b, env.NodeName, args...)
+	if connected {
+		<-ready
+	}
+	time.Sleep(5 * time.Second) // settle
+	pid := h.proc.Process.Pid
+	var sum rssSample
+	var peak float64
+	samples := 0
+	cpu0, t0 := cpuTicks(b, pid), time.Now()
+	for time.Since(t0) < window {
+		time.Sleep(time.Second)
+		s := rssOf(b, pid)
+		sum = rssSample{sum.total + s.total, sum.anon + s.anon, sum.file + s.file}
+		peak = max(peak, s.total)
+		samples++
+	}
+	cpu1, el := cpuTicks(b, pid), time.Since(t0)
+	const hz = 100 // USER_HZ on Linux
+	b.ReportMetric(float64(cpu1-cpu0)/hz/el.Seconds()*100, "cpu-%")
+	b.ReportMetric(sum.total/float64(samples), "rss-MiB")
+	b.ReportMetric(peak, "rss-max-MiB")
+	b.ReportMetric(sum.anon/float64(samples), "rss-anon-MiB")
+	b.ReportMetric(sum.file/float64(samples), "rss-file-MiB")
+	if profiles != "" {
+		for file, p := range map[string]string{"heap.pb.gz": "heap", "heap.txt": "heap?debug=1"} {
+			saveProfile(b, "http://"+h.addr+"/debug/pprof/"+p, filepath.Join(profiles, file))
+		}
+	}
+	if connected && !isReady(waitNodeTB(b)) {
+		b.Errorf("the Node is not Ready after the idle window")
+	}
+}
