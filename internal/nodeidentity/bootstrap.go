@@ -81,7 +81,7 @@ func (b *bootstrapper) requestCertificate(ctx context.Context) (certPEM, keyPEM 
 	defer cancel()
 	uid, err := b.submit(boundCtx, name, csrPEM, key)
 	if err != nil {
-		return nil, nil, b.explain(ctx, boundCtx, name, err, keyPath)
+		return nil, nil, fmt.Errorf("CSR %s for node %q: %w", name, b.nodeName, err)
 	}
 	b.log.Info("Waiting for the node's certificate signing request to be approved and signed", "csr", name, "timeout", b.timeout)
 	certPEM, err = csr.WaitForCertificate(boundCtx, b.client, name, uid)
@@ -116,13 +116,13 @@ func (b *bootstrapper) submit(ctx context.Context, name string, csrPEM []byte, k
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return "", fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+			return "", fmt.Errorf("not submitted before the bound (%w); last error: %v", ctx.Err(), err)
 		case <-t.C:
 		}
 	}
 }
 
-// explain turns an error from submitting or waiting into one that says
+// explain turns an error from waiting for the CSR into one that says
 // what happened to the CSR. A denied, failed or deleted CSR will never be
 // signed: its key is removed so that the next attempt asks anew. A CSR
 // still pending keeps its key, so that the next attempt waits for it.

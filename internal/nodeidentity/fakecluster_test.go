@@ -102,7 +102,9 @@ type fakeControlPlane struct {
 
 	mu      sync.Mutex
 	lives   []time.Duration
-	deny    bool
+	deny    bool                                        // deny every CSR
+	ignore  bool                                        // leave every CSR pending
+	refuse  error                                       // fail every create with this
 	created []*certificatesv1.CertificateSigningRequest // as submitted
 }
 
@@ -147,6 +149,9 @@ func (cp *fakeControlPlane) onCreate(a clienttesting.Action) (bool, runtime.Obje
 	c := a.(clienttesting.CreateAction).GetObject().(*certificatesv1.CertificateSigningRequest)
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
+	if cp.refuse != nil {
+		return true, nil, cp.refuse
+	}
 	if c.Name == "" { // the fake does not implement generateName
 		c.Name = fmt.Sprintf("%s%d", c.GenerateName, len(cp.created))
 	}
@@ -160,6 +165,9 @@ func (cp *fakeControlPlane) onCreate(a clienttesting.Action) (bool, runtime.Obje
 			Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue,
 			Reason: "NotAllowed", Message: "test policy denies it",
 		})
+		return false, nil, nil
+	}
+	if cp.ignore {
 		return false, nil, nil
 	}
 	block, _ := pem.Decode(c.Spec.Request)
@@ -186,7 +194,9 @@ func (cp *fakeControlPlane) submitted() []*certificatesv1.CertificateSigningRequ
 	return append([]*certificatesv1.CertificateSigningRequest(nil), cp.created...)
 }
 
-func (cp *fakeControlPlane) newClient(*rest.Config) (kubernetes.Interface, error) { return cp.client, nil }
+func (cp *fakeControlPlane) newClient(*rest.Config) (kubernetes.Interface, error) {
+	return cp.client, nil
+}
 
 func (cp *fakeControlPlane) csrCount(t *testing.T) int {
 	t.Helper()
@@ -325,9 +335,31 @@ func whoami(t *testing.T, c *http.Client, url string) (serial string, err error)
 	var b [64]byte
 	n, _ := resp.Body.Read(b[:])
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("status %d: %s", resp.StatusCode, b[:n])
+		return "", &statusError{code: resp.StatusCode, body: string(b[:n])}
 	}
 	return string(b[:n]), nil
+}
+
+// statusError is the server's refusal of a request, as opposed to a
+// failed connection.
+type statusError struct {
+	code int
+	body string
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("status %d: %s", e.code, e.body) }
+
+func mustKey(t *testing.T) crypto.PublicKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.Public()
+}
+
+func tlsCert(c *x509.Certificate) *tls.Certificate {
+	return &tls.Certificate{Certificate: [][]byte{c.Raw}, Leaf: c}
 }
 
 func certOf(t *testing.T, pemData []byte) *x509.Certificate {
@@ -342,3 +374,5 @@ func certOf(t *testing.T, pemData []byte) *x509.Certificate {
 	}
 	return c
 }
+
+var certificatesResource = certificatesv1.Resource("certificatesigningrequests")

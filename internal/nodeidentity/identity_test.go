@@ -250,7 +250,7 @@ func TestInterruptedBootstrapReusesKeyAndCSR(t *testing.T) {
 			Request: csrPEM, SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName, Usages: clientUsages,
 		},
 		Status: certificatesv1.CertificateSigningRequestStatus{
-			Conditions: []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: "True"}},
+			Conditions:  []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: "True"}},
 			Certificate: e.ca.issue(t, pub, nodeSubject("node-1"), time.Now().Add(-time.Minute), time.Hour),
 		},
 	}

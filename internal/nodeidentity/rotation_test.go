@@ -1,0 +1,126 @@
+package nodeidentity
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+)
+
+// A certificate renewed while the agent runs is presented by every
+// request after the renewal: the connections made with the old one are
+// closed (a watch-like stream sees its connection end), and the new ones
+// handshake with the new certificate. A restart finds it too.
+func TestRotationPresentsTheNewCertificate(t *testing.T) {
+	e := newEnv(t, 6*time.Second, time.Hour)
+	id := newIdentity(t, e.options())
+	client := httpClient(t, id)
+	first, err := whoami(t, client, e.server.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	streamEnded := make(chan error, 1)
+	resp, err := client.Get(e.server.URL + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		streamEnded <- err
+	}()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error)
+	go func() { ran <- id.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	deadline := time.Now().Add(15 * time.Second)
+	var rotated string
+	for rotated == "" && time.Now().Before(deadline) {
+		serial, err := whoami(t, client, e.server.URL)
+		var status *statusError
+		switch {
+		case errors.As(err, &status):
+			t.Fatalf("request refused: %v", err) // e.g. an expired certificate presented
+		case err != nil:
+			t.Logf("request failed (a connection closed under it): %v", err)
+		case serial != first:
+			rotated = serial
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if rotated == "" {
+		t.Fatal("the new certificate was never presented")
+	}
+	select {
+	case <-streamEnded:
+	case <-time.After(5 * time.Second):
+		t.Error("the stream on the old connection is still open")
+	}
+	for range 3 {
+		if serial, err := whoami(t, client, e.server.URL); err != nil || serial != rotated {
+			t.Errorf("after rotation: presented %q (%v), want %q", serial, err, rotated)
+		}
+	}
+
+	// The server saw the old certificate, then only the new one, on
+	// connections other than the old one's.
+	seen := e.server.requests()
+	oldConns := map[string]bool{}
+	switched := false
+	for _, r := range seen {
+		switch {
+		case r.serial == first && switched:
+			t.Errorf("old certificate presented after the new one: %+v", r)
+		case r.serial == first:
+			oldConns[r.conn] = true
+		default:
+			switched = true
+			if oldConns[r.conn] {
+				t.Errorf("new certificate on an old connection %s", r.conn)
+			}
+			if r.cn != "system:node:node-1" {
+				t.Errorf("new certificate for %q", r.cn)
+			}
+		}
+	}
+	if n := len(e.cp.submitted()); n != 2 {
+		t.Errorf("CSRs: %d, want 2 (bootstrap, renewal)", n)
+	}
+
+	// The kubeconfig on disk leads to the renewed pair.
+	kc, err := loadUsable(e.kubeconfig, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := certOf(t, kc.rest.CertData).SerialNumber.String(); got != rotated {
+		t.Errorf("kubeconfig's certificate %s, want the renewed %s", got, rotated)
+	}
+}
+
+func TestCheckInterval(t *testing.T) {
+	for _, tc := range []struct {
+		life time.Duration
+		want time.Duration
+	}{
+		{6 * time.Second, time.Second},
+		{10 * time.Minute, 6 * time.Second},
+		{365 * 24 * time.Hour, 10 * time.Second},
+	} {
+		c := certOf(t, newTestCA(t).issue(t, mustKey(t), nodeSubject("n"), time.Now(), tc.life))
+		if got := checkInterval(tlsCert(c)); got != tc.want {
+			t.Errorf("life %v: interval %v, want %v", tc.life, got, tc.want)
+		}
+	}
+	if got := checkInterval(nil); got != time.Second {
+		t.Errorf("no certificate: %v", got)
+	}
+}
