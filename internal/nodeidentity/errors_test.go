@@ -85,13 +85,13 @@ func TestErrorsNameFileAndReason(t *testing.T) {
 	}, {
 		name: "bootstrap token refused",
 		setup: func(t *testing.T, e *env, o *Options) {
-			e.cp.refuse = apierrors.NewUnauthorized("token expired")
+			e.cp.setRefusal(apierrors.NewUnauthorized("token expired"), 0)
 		},
 		want: []string{"bootstrap kubeconfig", "$bootstrap", "refused its credentials"},
 	}, {
 		name: "bootstrap user may not create CSRs",
 		setup: func(t *testing.T, e *env, o *Options) {
-			e.cp.refuse = apierrors.NewForbidden(certificatesResource, "", nil)
+			e.cp.setRefusal(apierrors.NewForbidden(certificatesResource, "", nil), 0)
 		},
 		want: []string{"$bootstrap", "may not create certificate signing requests"},
 	}, {
@@ -150,5 +150,21 @@ func TestPendingCSRKeepsItsKey(t *testing.T) {
 	}
 	if n := e.cp.csrCount(t); n != 1 {
 		t.Errorf("CSRs after two starts: %d, want 1", n)
+	}
+}
+
+// While the apiserver cannot answer, the CSR is submitted again with
+// backoff, and bootstrapping succeeds once it can.
+func TestSubmitRetriesWhileTheAPIServerIsAway(t *testing.T) {
+	e := newEnv(t)
+	e.cp.setRefusal(apierrors.NewServiceUnavailable("starting"), 2)
+	start := time.Now()
+	newIdentity(t, e.options())
+	if n := len(e.cp.submitted()); n != 1 {
+		t.Errorf("CSRs: %d, want 1", n)
+	}
+	// Two refusals: waits of about 1 s and 2 s (jitter 20 %).
+	if d := time.Since(start); d < 2*time.Second {
+		t.Errorf("succeeded after %v: no backoff", d)
 	}
 }

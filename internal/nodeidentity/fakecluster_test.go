@@ -104,7 +104,9 @@ type fakeControlPlane struct {
 	lives   []time.Duration
 	deny    bool                                        // deny every CSR
 	ignore  bool                                        // leave every CSR pending
-	refuse  error                                       // fail every create with this
+	refuse  error                                       // fail creates with this
+	refuseN int                                         // only the first refuseN creates, if not 0
+	creates int                                         // create calls seen
 	created []*certificatesv1.CertificateSigningRequest // as submitted
 }
 
@@ -149,7 +151,8 @@ func (cp *fakeControlPlane) onCreate(a clienttesting.Action) (bool, runtime.Obje
 	c := a.(clienttesting.CreateAction).GetObject().(*certificatesv1.CertificateSigningRequest)
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
-	if cp.refuse != nil {
+	cp.creates++
+	if cp.refuse != nil && (cp.refuseN == 0 || cp.creates <= cp.refuseN) {
 		return true, nil, cp.refuse
 	}
 	if c.Name == "" { // the fake does not implement generateName
@@ -188,6 +191,12 @@ func (cp *fakeControlPlane) onCreate(a clienttesting.Action) (bool, runtime.Obje
 	return false, nil, nil
 }
 
+func (cp *fakeControlPlane) setRefusal(err error, n int) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.refuse, cp.refuseN, cp.creates = err, n, 0
+}
+
 func (cp *fakeControlPlane) submitted() []*certificatesv1.CertificateSigningRequest {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
@@ -221,6 +230,7 @@ type seenRequest struct {
 	serial string
 	cn     string
 	conn   string
+	proto  int // HTTP major version
 }
 
 func newPeerServer(t *testing.T, ca *testCA) *peerServer {
@@ -240,7 +250,7 @@ func newPeerServer(t *testing.T, ca *testCA) *peerServer {
 			return
 		}
 		ps.mu.Lock()
-		ps.seen = append(ps.seen, seenRequest{serial: c.SerialNumber.String(), cn: c.Subject.CommonName, conn: r.RemoteAddr})
+		ps.seen = append(ps.seen, seenRequest{serial: c.SerialNumber.String(), cn: c.Subject.CommonName, conn: r.RemoteAddr, proto: r.ProtoMajor})
 		ps.mu.Unlock()
 		fmt.Fprint(w, c.SerialNumber.String())
 	})
@@ -252,6 +262,7 @@ func newPeerServer(t *testing.T, ca *testCA) *peerServer {
 		<-r.Context().Done()
 	})
 	ps.Server = httptest.NewUnstartedServer(mux)
+	ps.EnableHTTP2 = true // as the apiserver: every request on one connection
 	ps.TLS = &tls.Config{ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: pool}
 	ps.StartTLS()
 	t.Cleanup(func() {

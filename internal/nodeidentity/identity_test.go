@@ -18,6 +18,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	certutil "k8s.io/client-go/util/cert"
@@ -102,7 +103,11 @@ func TestBootstrapFromNothing(t *testing.T) {
 		t.Errorf("kubeconfig server %q, want the bootstrap's %q", kc.rest.Host, e.server.URL)
 	}
 
-	// The identity works: the server sees the node's certificate.
+	// The config makes clientsets (no TLS option conflicts with its
+	// transport), and works: the server sees the node's certificate.
+	if _, err := kubernetes.NewForConfig(id.RESTConfig()); err != nil {
+		t.Errorf("clientset: %v", err)
+	}
 	serial, err := whoami(t, httpClient(t, id), e.server.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,9 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/component-base/metrics"
 )
 
 // A certificate renewed while the agent runs is presented by every
@@ -77,6 +80,9 @@ func TestRotationPresentsTheNewCertificate(t *testing.T) {
 	oldConns := map[string]bool{}
 	switched := false
 	for _, r := range seen {
+		if r.proto != 2 {
+			t.Errorf("request over HTTP/%d, want HTTP/2 as with the apiserver", r.proto)
+		}
 		switch {
 		case r.serial == first && switched:
 			t.Errorf("old certificate presented after the new one: %+v", r)
@@ -123,4 +129,37 @@ func TestCheckInterval(t *testing.T) {
 	if got := checkInterval(nil); got != time.Second {
 		t.Errorf("no certificate: %v", got)
 	}
+}
+
+// A renewal the apiserver refuses is counted, and retried.
+func TestRenewalFailuresAreCounted(t *testing.T) {
+	e := newEnv(t, 3*time.Second)
+	reg := metrics.NewKubeRegistry()
+	opts := e.options()
+	opts.Registry = reg
+	id := newIdentity(t, opts)
+	e.cp.setRefusal(apierrors.NewServiceUnavailable("away"), 0)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error)
+	go func() { ran <- id.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-ran
+	}()
+	const name = "nodeagent_node_identity_certificate_renewal_failures_total"
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == name && mf.GetMetric()[0].GetCounter().GetValue() >= 1 {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("%s never counted a refused renewal", name)
 }
