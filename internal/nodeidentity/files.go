@@ -20,7 +20,7 @@ const (
 // Errors name the file; a missing file's error satisfies errors.Is(err,
 // fs.ErrNotExist).
 func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.Open(path) // #nosec G304 -- the operator's own kubeconfig, or a file it names
 	if err != nil {
 		return nil, err // *PathError names the file
 	}
@@ -52,22 +52,16 @@ func writeAtomic(path string, data []byte) (err error) {
 			_ = os.Remove(tmp) // best effort; err is the one to report
 		}
 	}()
-	// CreateTemp makes the file 0600 already; Chmod keeps that true under
-	// any umask and says so here.
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
+	// CreateTemp makes the file 0600, and a umask only takes bits away.
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	if werr != nil {
+		return fmt.Errorf("writing %s: %w", path, werr)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -76,7 +70,7 @@ func writeAtomic(path string, data []byte) (err error) {
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := os.Open(dir) // #nosec G304 -- the directory of a file just written, opened to fsync it
 	if err != nil {
 		return err
 	}
@@ -99,6 +93,9 @@ func checkWritableDir(dir string) error {
 		return fmt.Errorf("cert dir %s is not writable: %w", dir, err)
 	}
 	name := f.Name()
-	f.Close()
-	return os.Remove(name)
+	cerr := f.Close()
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("cert dir %s: %w", dir, err)
+	}
+	return cerr
 }
