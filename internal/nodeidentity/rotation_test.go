@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/component-base/metrics"
 )
 
@@ -162,4 +163,59 @@ func TestRenewalFailuresAreCounted(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Errorf("%s never counted a refused renewal", name)
+}
+
+// A kubeconfig carrying its certificate inline (as kubeadm writes one) is
+// used, and its pair is renewed at once into the cert dir, whose
+// kubelet-client-current.pem the next start then prefers while valid.
+func TestInlineCertificateIsRenewedIntoTheCertDir(t *testing.T) {
+	e := newEnv(t)
+	certPEM, keyPEM := e.ca.pair(t, "node-1", time.Now().Add(-time.Minute), time.Hour)
+	writeKubeconfig(t, e.kubeconfig, e.server.URL, e.server.serverCAPEM(), &clientcmdapi.AuthInfo{
+		ClientCertificateData: certPEM, ClientKeyData: keyPEM,
+	})
+	id := newIdentity(t, e.options())
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error)
+	go func() { ran <- id.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-ran
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.cp.submitted()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := len(e.cp.submitted()); n != 1 {
+		t.Fatalf("CSRs: %d, want 1", n)
+	}
+	inline := certOf(t, certPEM).SerialNumber.String()
+	for time.Now().Before(deadline) {
+		if serial, err := whoami(t, httpClient(t, id), e.server.URL); err == nil && serial != inline {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Error("the renewed certificate was never presented")
+}
+
+// With rotation off the kubeconfig's certificate is used as it is, and Run
+// only waits.
+func TestRotationDisabled(t *testing.T) {
+	e := newEnv(t)
+	certPEM := storeNodeCertificate(t, e, time.Now().Add(-time.Minute), time.Hour)
+	opts := e.options()
+	opts.DisableRotation = true
+	id := newIdentity(t, opts)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := id.Run(ctx); err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if n := len(e.cp.submitted()); n != 0 {
+		t.Errorf("CSRs: %d, want 0", n)
+	}
+	if got, want := certOf(t, id.RESTConfig().CertData).SerialNumber, certOf(t, certPEM).SerialNumber; got.Cmp(want) != 0 {
+		t.Error("the config does not carry the kubeconfig's certificate")
+	}
 }
