@@ -17,7 +17,9 @@ import (
 // closed (a watch-like stream sees its connection end), and the new ones
 // handshake with the new certificate. A restart finds it too.
 func TestRotationPresentsTheNewCertificate(t *testing.T) {
-	e := newEnv(t, 6*time.Second, time.Hour)
+	// Renewed 7 to 9 s into its life, closed within 100 ms: the test fails
+	// (401, expired) if a request rides an old connection past 10 s.
+	e := newEnv(t, 10*time.Second, time.Hour)
 	id := newIdentity(t, e.options())
 	client := httpClient(t, id)
 	first, err := whoami(t, client, e.server.URL)
@@ -118,7 +120,8 @@ func TestCheckInterval(t *testing.T) {
 		life time.Duration
 		want time.Duration
 	}{
-		{6 * time.Second, time.Second},
+		{6 * time.Second, 100 * time.Millisecond},
+		{time.Minute, 600 * time.Millisecond},
 		{10 * time.Minute, 6 * time.Second},
 		{365 * 24 * time.Hour, 10 * time.Second},
 	} {

@@ -80,14 +80,15 @@ func closeOnRotation(ctx context.Context, id *Identity, dialer *connrotation.Dia
 }
 
 // checkInterval is how often the certificate is compared: a hundredth of
-// its life, between 1 and 10 s. The manager rotates with at least a tenth
-// of the life left, so the old connections are gone well before the old
-// certificate expires, and the apiserver never sees a request made with
-// it afterwards.
+// its life, between 100 ms and 10 s. The manager renews with at least a
+// tenth of the life left, so the old connections are closed well before
+// the old certificate expires, and the apiserver never sees a request made
+// with it afterwards. (The comparison is a pointer's; only a certificate
+// living under 100 s makes it run more than once a second.)
 func checkInterval(c *tls.Certificate) time.Duration {
 	if c == nil || c.Leaf == nil {
 		return time.Second
 	}
 	d := c.Leaf.NotAfter.Sub(c.Leaf.NotBefore) / 100
-	return min(max(d, time.Second), 10*time.Second)
+	return min(max(d, 100*time.Millisecond), 10*time.Second)
 }
