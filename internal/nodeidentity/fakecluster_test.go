@@ -102,11 +102,12 @@ type fakeControlPlane struct {
 
 	mu      sync.Mutex
 	lives   []time.Duration
-	deny    bool                                        // deny every CSR
-	ignore  bool                                        // leave every CSR pending
-	refuse  error                                       // fail creates with this
-	refuseN int                                         // only the first refuseN creates, if not 0
-	creates int                                         // create calls seen
+	deny    bool  // deny every CSR
+	ignore  bool  // leave every CSR pending
+	refuse  error // fail creates with this
+	refuseN int   // only the first refuseN creates, if not 0
+	creates int   // create calls seen
+	tokens  []string
 	created []*certificatesv1.CertificateSigningRequest // as submitted
 }
 
@@ -203,8 +204,20 @@ func (cp *fakeControlPlane) submitted() []*certificatesv1.CertificateSigningRequ
 	return append([]*certificatesv1.CertificateSigningRequest(nil), cp.created...)
 }
 
-func (cp *fakeControlPlane) newClient(*rest.Config) (kubernetes.Interface, error) {
+// newClient hands out the fake, noting the credentials it was asked for.
+func (cp *fakeControlPlane) newClient(c *rest.Config) (kubernetes.Interface, error) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.tokens = append(cp.tokens, c.BearerToken)
 	return cp.client, nil
+}
+
+// lastToken is the bearer token of the latest client made ("" for the
+// node's certificate).
+func (cp *fakeControlPlane) lastToken() string {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.tokens[len(cp.tokens)-1]
 }
 
 func (cp *fakeControlPlane) csrCount(t *testing.T) int {

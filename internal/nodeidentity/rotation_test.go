@@ -222,3 +222,31 @@ func TestRotationDisabled(t *testing.T) {
 		t.Error("the config does not carry the kubeconfig's certificate")
 	}
 }
+
+// A certificate that expired before it could be renewed (the apiserver was
+// away) is renewed with the bootstrap credentials, as the node's own no
+// longer authenticate.
+func TestExpiredCertificateRenewsWithBootstrapCredentials(t *testing.T) {
+	e := newEnv(t, 3*time.Second, time.Hour)
+	id := newIdentity(t, e.options())
+	// The first renewal (1 to 2 s from now) is refused; the retry, 2 s
+	// later, finds the certificate expired.
+	e.cp.setRefusal(apierrors.NewServiceUnavailable("away"), 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error)
+	go func() { ran <- id.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-ran
+	}()
+	deadline := time.Now().Add(15 * time.Second)
+	for len(e.cp.submitted()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := len(e.cp.submitted()); n != 2 {
+		t.Fatalf("CSRs: %d, want 2", n)
+	}
+	if got := e.cp.lastToken(); got != "abcdef.0123456789abcdef" {
+		t.Errorf("renewed with token %q, want the bootstrap token", got)
+	}
+}
