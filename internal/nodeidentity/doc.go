@@ -21,6 +21,17 @@
 // request rides an old connection past its certificate's expiry; watches
 // see their connection end and their reflectors start them again.
 //
+// Bounds: a kubeconfig, and each CA, certificate, key or token file it
+// names, is read up to 1 MiB, once (a token file is not re-read); each
+// request about a CSR takes at most 30 s; a bootstrap waits for its CSR at
+// most Options.BootstrapTimeout. Credentials come from a client
+// certificate or a token only: exec plugins and auth providers are
+// refused, as a node's identity is its certificate.
+//
+// client-go's manager (v0.37) sleeps until its next renewal without
+// watching its context, so after Run returns one goroutine of it lingers
+// until that deadline; it does nothing then but end.
+//
 //	id, err := nodeidentity.New(ctx, nodeidentity.Options{NodeName: name, ...})
 //	cs, err := kubernetes.NewForConfig(id.RESTConfig())
 //	go id.Run(ctx) // rotation; ends with ctx
