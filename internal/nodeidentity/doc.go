@@ -30,7 +30,7 @@
 //
 // client-go's manager (v0.37) sleeps until its next renewal without
 // watching its context, so after Run returns one goroutine of it lingers
-// until that deadline; it does nothing then but end.
+// until that deadline, then logs that it could not renew and ends.
 //
 //	id, err := nodeidentity.New(ctx, nodeidentity.Options{NodeName: name, ...})
 //	cs, err := kubernetes.NewForConfig(id.RESTConfig())
