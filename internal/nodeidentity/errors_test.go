@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -109,7 +108,7 @@ func TestErrorsNameFileAndReason(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			o := e.options()
-			o.Logger = testr.New(t)
+			o.Logger = testLogger(t)
 			tc.setup(t, e, &o)
 			_, err := New(t.Context(), o)
 			if err == nil {
@@ -134,7 +133,7 @@ func TestPendingCSRKeepsItsKey(t *testing.T) {
 	e := newEnv(t)
 	e.cp.ignore = true
 	o := e.options()
-	o.Logger = testr.New(t)
+	o.Logger = testLogger(t)
 	o.BootstrapTimeout = 300 * time.Millisecond
 	if _, err := New(t.Context(), o); err == nil {
 		t.Fatal("New succeeded with a pending CSR")

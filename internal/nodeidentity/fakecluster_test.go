@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -400,3 +402,23 @@ func certOf(t *testing.T, pemData []byte) *x509.Certificate {
 }
 
 var certificatesResource = certificatesv1.Resource("certificatesigningrequests")
+
+// testLogger logs to t until the test ends, and drops what comes after:
+// client-go's certificate manager may still log (a request its Stop
+// cancelled) once Run has returned, and t.Log then panics.
+func testLogger(t *testing.T) logr.Logger {
+	var mu sync.Mutex
+	done := false
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		done = true
+	})
+	return funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			t.Log(prefix, args)
+		}
+	}, funcr.Options{Verbosity: 2})
+}

@@ -69,8 +69,9 @@ type Identity struct {
 	// current returns the certificate the config presents; nil with a
 	// token.
 	current func() *tls.Certificate
-	// mgr and dialer are set when the certificate rotates.
+	// mgr, store and dialer are set when the certificate rotates.
 	mgr    certificate.Manager
+	store  *noticeStore
 	dialer *connrotation.Dialer
 }
 
@@ -105,10 +106,11 @@ func New(ctx context.Context, opts Options) (*Identity, error) {
 	if err := checkWritableDir(opts.CertDir); err != nil {
 		return nil, err
 	}
-	store, err := certificate.NewFileStoreWithLogger(opts.Logger.V(2), storePrefix, opts.CertDir, opts.CertDir, "", "")
+	fileStore, err := certificate.NewFileStoreWithLogger(opts.Logger.V(2), storePrefix, opts.CertDir, opts.CertDir, "", "")
 	if err != nil {
 		return nil, fmt.Errorf("cert dir %s: %w", opts.CertDir, err)
 	}
+	id.store = newNoticeStore(fileStore)
 	renewFailures, err := registerMetrics(opts.Registry, func() *tls.Certificate { return id.current() })
 	if err != nil {
 		return nil, err
@@ -125,7 +127,7 @@ func New(ctx context.Context, opts Options) (*Identity, error) {
 		// kubeconfig's pair is stored and renewed at once.
 		BootstrapCertificatePEM: kc.rest.CertData,
 		BootstrapKeyPEM:         kc.rest.KeyData,
-		CertificateStore:        store,
+		CertificateStore:        id.store,
 		CertificateRenewFailure: renewFailures,
 		Name:                    "node-client",
 		Ctx:                     &logCtx,
@@ -171,9 +173,15 @@ func (id *Identity) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
+	// A pair stored by New (the kubeconfig's, copied into the cert dir) is
+	// the one already in use, not a renewal.
+	select {
+	case <-id.store.stored:
+	default:
+	}
 	id.mgr.Start()
 	defer id.mgr.Stop()
-	closeOnRotation(ctx, id, id.dialer)
+	closeOnRotation(ctx, id, id.store, id.dialer)
 	return nil
 }
 

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -30,7 +29,7 @@ import (
 
 func newIdentity(t *testing.T, opts Options) *Identity {
 	t.Helper()
-	opts.Logger = testr.New(t)
+	opts.Logger = testLogger(t)
 	id, err := New(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -203,7 +202,7 @@ func TestDeniedCSRIsAClearError(t *testing.T) {
 	e := newEnv(t)
 	e.cp.deny = true
 	opts := e.options()
-	opts.Logger = testr.New(t)
+	opts.Logger = testLogger(t)
 	_, err := New(t.Context(), opts)
 	if err == nil {
 		t.Fatal("New succeeded with a denied CSR")

@@ -54,11 +54,14 @@ func rotatingConfig(base *rest.Config, mgr certificate.Manager) (*rest.Config, *
 	return cfg, dialer, nil
 }
 
-// closeOnRotation closes every connection dialer made whenever current's
+// closeOnRotation closes every connection dialer made whenever the
 // certificate changes, until ctx ends. New connections then handshake
 // with the new certificate; requests and watches on the old ones fail and
 // are retried by their callers (reflectors re-list and re-watch).
-func closeOnRotation(ctx context.Context, id *Identity, dialer *connrotation.Dialer) {
+//
+// A renewal is seen at once through the store's notice; the periodic
+// comparison is the fallback for a change without one.
+func closeOnRotation(ctx context.Context, id *Identity, store *noticeStore, dialer *connrotation.Dialer) {
 	last := id.current()
 	for {
 		t := time.NewTimer(checkInterval(last))
@@ -66,6 +69,9 @@ func closeOnRotation(ctx context.Context, id *Identity, dialer *connrotation.Dia
 		case <-ctx.Done():
 			t.Stop()
 			return
+		case stored := <-store.stored:
+			t.Stop()
+			waitServed(ctx, id, stored)
 		case <-t.C:
 		}
 		cur := id.current()
@@ -77,6 +83,41 @@ func closeOnRotation(ctx context.Context, id *Identity, dialer *connrotation.Dia
 		last = cur
 		dialer.CloseAll()
 	}
+}
+
+// waitServed waits (up to a second) until the manager serves the pair it
+// just stored: it caches it right after storing it, and closing the
+// connections before would let one dial in between with the old pair.
+func waitServed(ctx context.Context, id *Identity, stored *tls.Certificate) {
+	deadline := time.Now().Add(time.Second)
+	for id.current() != stored && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// noticeStore is the certificate store that says when it stored a new
+// pair.
+type noticeStore struct {
+	certificate.FileStore
+	stored chan *tls.Certificate // the latest pair stored, not yet seen
+}
+
+func newNoticeStore(fs certificate.FileStore) *noticeStore {
+	return &noticeStore{FileStore: fs, stored: make(chan *tls.Certificate, 1)}
+}
+
+func (s *noticeStore) Update(cert, key []byte) (*tls.Certificate, error) {
+	c, err := s.FileStore.Update(cert, key)
+	if err != nil {
+		return nil, err
+	}
+	// Only the latest pair matters: replace an unseen notice.
+	select {
+	case <-s.stored:
+	default:
+	}
+	s.stored <- c
+	return c, nil
 }
 
 // checkInterval is how often the certificate is compared: a hundredth of
