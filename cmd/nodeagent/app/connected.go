@@ -1,19 +1,22 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/version"
 
 	"github.com/nodeagent/nodeagent/internal/node"
+	"github.com/nodeagent/nodeagent/internal/nodeidentity"
 )
 
 // NoAPIPodsTaint keeps the scheduler from placing pods on the node while
@@ -38,6 +41,9 @@ func (o *Options) validateConnected() []error {
 		if _, err := resourceList(flag, m); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if o.BootstrapKubeconfig != "" && o.Kubeconfig == "" {
+		bad("--bootstrap-kubeconfig needs a --kubeconfig, the file the agent writes its own credentials to")
 	}
 	if o.MaxPods <= 0 {
 		bad("--max-pods must be positive, not %d", o.MaxPods)
@@ -79,18 +85,25 @@ func resourceList(flag string, m map[string]string) (v1.ResourceList, error) {
 	return out, node.ValidateReserved(flag, out)
 }
 
-// restConfig loads the node's kubeconfig, for protobuf and a user agent
+// identity loads (or bootstraps) the node's credentials; it blocks while
+// a bootstrap CSR waits to be signed.
+func (o *Options) identity(ctx context.Context, reg metrics.KubeRegistry, log logr.Logger) (*nodeidentity.Identity, error) {
+	return nodeidentity.New(ctx, nodeidentity.Options{
+		NodeName: o.NodeName, Kubeconfig: o.Kubeconfig, BootstrapKubeconfig: o.BootstrapKubeconfig,
+		CertDir: o.CertDir, DisableRotation: !o.RotateCertificates,
+		Logger: log.WithName("node-identity"), Registry: reg,
+	})
+}
+
+// clientConfig is the identity's config, for protobuf and a user agent
 // that names the agent and the node.
-func (o *Options) restConfig() (*rest.Config, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
-	}
+func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
+	cfg := id.RESTConfig()
 	cfg.UserAgent = fmt.Sprintf("nodeagent/%s (%s)", version.Get().GitVersion, o.NodeName)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cfg.QPS, cfg.Burst = 50, 100
-	return cfg, nil
+	return cfg
 }
 
 // newNode builds the part that keeps the Node and its Lease current.
@@ -119,4 +132,26 @@ func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHea
 		AgentVersion:  version.Get().GitVersion,
 		Logger:        log,
 	})
+}
+
+// connected joins the cluster and keeps the Node current until ctx ends:
+// the identity first (a bootstrap may wait for its CSR to be signed; the
+// static pods run meanwhile), then its rotation, the Node and its Lease.
+func (o *Options) connected(ctx context.Context, rt node.Runtime, agentHealth, sourcesReady func() error, reg metrics.KubeRegistry, log logr.Logger) error {
+	id, err := o.identity(ctx, reg, log)
+	if err != nil {
+		return fmt.Errorf("connected mode: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(o.clientConfig(id))
+	if err != nil {
+		return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
+	}
+	nd, err := o.newNode(client, rt, agentHealth, sourcesReady, log)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return id.Run(gctx) })
+	g.Go(func() error { return nd.Run(gctx) })
+	return g.Wait()
 }

@@ -44,6 +44,9 @@ type Options struct {
 
 	// Connected mode: with a kubeconfig the agent is a Node of a cluster.
 	Kubeconfig                 string
+	BootstrapKubeconfig        string
+	CertDir                    string
+	RotateCertificates         bool
 	NodeLabels                 map[string]string
 	RegisterWithTaints         []string
 	SystemReserved             map[string]string
@@ -114,6 +117,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HousekeepingInterval, "housekeeping-interval", o.HousekeepingInterval, "period of the cleanup of orphaned pods and dead containers")
 
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of this node's own identity (system:node:<node-name>): with it the agent registers its Node, keeps its status and Lease current (connected mode); without it the agent is standalone")
+	fs.StringVar(&o.BootstrapKubeconfig, "bootstrap-kubeconfig", o.BootstrapKubeconfig, "kubeconfig with bootstrap credentials (a bootstrap token): when --kubeconfig has no valid client certificate, the agent requests one for system:node:<node-name> with them (TLS bootstrapping), stores it in --cert-dir and writes --kubeconfig")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory of the node's client key and certificate (mode 0600 files) (default: <root-dir>/pki)")
+	fs.BoolVar(&o.RotateCertificates, "rotate-certificates", o.RotateCertificates, "renew the client certificate before it expires (at 70 to 90% of its life), through the apiserver's CSR API")
 	fs.StringToStringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "labels the Node is registered with, key=value,...; a key under kubernetes.io or k8s.io must be one a node may set on itself (NodeRestriction)")
 	fs.StringSliceVar(&o.RegisterWithTaints, "register-with-taints", o.RegisterWithTaints, "taints the Node is registered with, key[=value]:Effect,...; only at registration (a node may not change its own taints later)")
 	fs.StringToStringVar(&o.SystemReserved, "system-reserved", o.SystemReserved, "resources held back from pods for the system, as cpu=500m,memory=1Gi,ephemeral-storage=1Gi,pid=1000")
@@ -142,6 +148,9 @@ func (o *Options) complete() {
 	}
 	if o.CheckpointFile == "" && o.RootDir != "" {
 		o.CheckpointFile = filepath.Join(o.RootDir, "checkpoint.db")
+	}
+	if o.CertDir == "" && o.RootDir != "" {
+		o.CertDir = filepath.Join(o.RootDir, "pki")
 	}
 	if o.NodeName == "" {
 		o.NodeName, _ = os.Hostname()

@@ -10,14 +10,12 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/localapi"
-	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/config"
@@ -168,26 +166,11 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		}
 	}
 
-	// Connected mode: the Node and its Lease, with the node's identity.
-	var nd *node.Node
-	if o.Kubeconfig != "" {
-		cfg, err := o.restConfig()
-		if err != nil {
-			return err
+	sourcesErr := func() error {
+		if !sourcesReady() {
+			return fmt.Errorf("waiting for the first pods of the sources %v", sources)
 		}
-		client, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
-		}
-		sourcesErr := func() error {
-			if !sourcesReady() {
-				return fmt.Errorf("waiting for the first pods of the sources %v", sources)
-			}
-			return nil
-		}
-		if nd, err = o.newNode(client, rt, ag.Ready, sourcesErr, log); err != nil {
-			return err
-		}
+		return nil
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -199,8 +182,8 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		g.Go(func() error { return httpSource.Run(gctx) })
 	}
 	g.Go(func() error { return api.Run(gctx) })
-	if nd != nil {
-		g.Go(func() error { return nd.Run(gctx) })
+	if o.Kubeconfig != "" {
+		g.Go(func() error { return o.connected(gctx, rt, ag.Ready, sourcesErr, reg, log) })
 	}
 	if serve != nil {
 		g.Go(func() error { return serve.Run(gctx) })
