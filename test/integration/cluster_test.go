@@ -326,7 +326,8 @@ func TestClusterPublishesServiceAccountsAndRootCA(t *testing.T) {
 }
 
 // StopAPIServer and StartAPIServer take the apiserver away and bring it
-// back on the same address with the same data.
+// back on the same address with the same data, and the rest of the control
+// plane carries on.
 func TestClusterAPIServerRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -352,4 +353,7 @@ func TestClusterAPIServerRestart(t *testing.T) {
 	if got.UID != kept.UID {
 		t.Errorf("after the restart the ConfigMap has UID %s, want %s (same etcd)", got.UID, kept.UID)
 	}
+	// The controller-manager rode out the outage: it still approves and
+	// signs a node's CSR.
+	nodeCertificate(ctx, t, uniqueNodeName("after-outage"))
 }
