@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the real control plane used by the integration tests (kube-apiserver
-# and etcd at the versions pinned in hack/versions.sh) from the Go module proxy
-# into a per-machine cache outside the repository:
+# Builds the real control plane used by the integration tests (kube-apiserver,
+# kube-controller-manager and etcd at the versions pinned in hack/versions.sh)
+# from the Go module proxy into a per-machine cache outside the repository:
 #   $NODEAGENT_CACHE/bin/kube-apiserver-<version>
+#   $NODEAGENT_CACHE/bin/kube-controller-manager-<version>
 #   $NODEAGENT_CACHE/bin/etcd-<version>
 # A binary already in the cache is reused, so a warm call returns at once.
 # Needs only Go and the module proxy.
@@ -86,7 +87,9 @@ require_kubernetes() {
   [[ ${#replaces[@]} -gt 0 ]] || { log "found no staging modules to replace"; return 1; }
   log "replacing ${#replaces[@]} staging modules with their $staging_version releases"
   env -C "$mod" go mod edit "${replaces[@]}"
-  run "$WORK/kube-apiserver-get.log" "$mod" go get "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION"
+  run "$WORK/kubernetes-get.log" "$mod" go get \
+    "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION" \
+    "k8s.io/kubernetes/cmd/kube-controller-manager@$KUBERNETES_VERSION"
 }
 
 # install_binary TMP FINAL: the binary only ever appears complete under its
@@ -97,23 +100,41 @@ install_binary() {
   log "built $2"
 }
 
-build_kube_apiserver() {
-  local mod="$WORK/kube-apiserver" minor pkg
+# build_kubernetes CMD...: builds the named k8s.io/kubernetes/cmd/ binaries in
+# one module and one go build, so the two share the module download and the
+# compile of their common packages (most of the controller-manager's).
+build_kubernetes() {
+  local mod="$WORK/kubernetes" out="$WORK/out" minor pkg cmd
   minor="${KUBERNETES_VERSION#v1.}"
   minor="${minor%%.*}"
-  # Without these the binary reports v0.0.0 to every client that asks.
+  # Without these the binaries report v0.0.0 to every client that asks.
   local ldflags="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
     ldflags+=" -X $pkg.gitTreeState=clean"
   done
+  local pkgs=()
+  for cmd in "$@"; do
+    pkgs+=("k8s.io/kubernetes/cmd/$cmd")
+  done
 
   new_module "$mod"
-  timed "kube-apiserver module download" require_kubernetes "$mod"
-  timed "kube-apiserver compile" run "$WORK/kube-apiserver-build.log" "$mod" \
-    env CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" \
-    -o "$WORK/kube-apiserver.bin" k8s.io/kubernetes/cmd/kube-apiserver
-  install_binary "$WORK/kube-apiserver.bin" "$KUBE_APISERVER_BIN"
+  mkdir -p "$out"
+  timed "kubernetes module download" require_kubernetes "$mod"
+  # -o DIR/ with several packages writes each binary as DIR/<cmd>.
+  timed "$* compile" run "$WORK/kubernetes-build.log" "$mod" \
+    env CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/" "${pkgs[@]}"
+  for cmd in "$@"; do
+    install_binary "$out/$cmd" "$(kubernetes_bin "$cmd")"
+  done
+}
+
+# kubernetes_bin CMD: where the cache keeps CMD at KUBERNETES_VERSION.
+kubernetes_bin() {
+  case "$1" in
+    kube-apiserver) echo "$KUBE_APISERVER_BIN" ;;
+    kube-controller-manager) echo "$KUBE_CONTROLLER_MANAGER_BIN" ;;
+  esac
 }
 
 build_etcd() {
@@ -131,8 +152,8 @@ build_etcd() {
 main() {
   local start
   start="$(now)"
-  if [[ -x "$KUBE_APISERVER_BIN" && -x "$ETCD_BIN" ]]; then
-    log "cached: $KUBE_APISERVER_BIN $ETCD_BIN"
+  if [[ -x "$KUBE_APISERVER_BIN" && -x "$KUBE_CONTROLLER_MANAGER_BIN" && -x "$ETCD_BIN" ]]; then
+    log "cached: $KUBE_APISERVER_BIN $KUBE_CONTROLLER_MANAGER_BIN $ETCD_BIN"
     return 0
   fi
 
@@ -154,7 +175,11 @@ main() {
   trap on_signal INT TERM HUP
 
   # Checked again under the lock: another caller may have just built them.
-  [[ -x "$KUBE_APISERVER_BIN" ]] || build_kube_apiserver
+  local missing=() cmd
+  for cmd in kube-apiserver kube-controller-manager; do
+    [[ -x "$(kubernetes_bin "$cmd")" ]] || missing+=("$cmd")
+  done
+  [[ ${#missing[@]} -eq 0 ]] || build_kubernetes "${missing[@]}"
   [[ -x "$ETCD_BIN" ]] || build_etcd
   log "done in $(elapsed "$start")s"
 }

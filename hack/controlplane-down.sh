@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Stops the test control plane started by hack/controlplane-up.sh: the
-# kube-apiserver first, then etcd, each by the PID it recorded (SIGTERM, a
-# bounded wait, then SIGKILL). Stopping what is not running is a no-op.
-#   --purge  also deletes the state dir (never the binary cache).
+# kube-controller-manager first, then kube-apiserver, then etcd, each by the
+# PID it recorded (SIGTERM, a bounded wait, then SIGKILL). Stopping what is not
+# running is a no-op.
+#   --purge    also deletes the state dir (never the binary cache).
+#   COMPONENT  (kube-apiserver or kube-controller-manager) stops only that
+#              one; hack/controlplane-up.sh COMPONENT starts it again.
 # hack/controlplane-up.sh sources this file for the same helpers; sourced, it
 # only defines them.
 set -euo pipefail
@@ -18,6 +21,7 @@ STATE_DIR="$(realpath -m "${NODEAGENT_CONTROLPLANE_DIR:-/var/lib/nodeagent-test/
 STATE_MARKER="$STATE_DIR/.nodeagent-controlplane"
 ETCD_PIDFILE="$STATE_DIR/etcd.pid"
 APISERVER_PIDFILE="$STATE_DIR/kube-apiserver.pid"
+CONTROLLER_MANAGER_PIDFILE="$STATE_DIR/kube-controller-manager.pid"
 # shellcheck disable=SC2034 # used by controlplane-up.sh, which sources this
 ENV_FILE="$STATE_DIR/env"
 
@@ -70,8 +74,10 @@ stop_process() {
   rm -f "$pidfile"
 }
 
-# stop_all: the apiserver first, so it never runs without its storage.
+# stop_all: clients before servers, so the apiserver never runs without its
+# storage.
 stop_all() {
+  stop_process kube-controller-manager "$CONTROLLER_MANAGER_PIDFILE"
   stop_process kube-apiserver "$APISERVER_PIDFILE"
   stop_process etcd "$ETCD_PIDFILE"
 }
@@ -92,7 +98,9 @@ main() {
   case "${1:-}" in
     "") stop_all ;;
     --purge) stop_all && purge_state ;;
-    *) log "usage: $0 [--purge]"; return 2 ;;
+    kube-apiserver) stop_process kube-apiserver "$APISERVER_PIDFILE" ;;
+    kube-controller-manager) stop_process kube-controller-manager "$CONTROLLER_MANAGER_PIDFILE" ;;
+    *) log "usage: $0 [--purge|kube-apiserver|kube-controller-manager]"; return 2 ;;
   esac
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the integration tests against real containerd, etcd and
-# kube-apiserver. The test framework starts and stops them through the
+# Runs the integration tests against real containerd, etcd, kube-apiserver
+# and kube-controller-manager. The test framework starts and stops them through the
 # hack/*-up.sh and *-down.sh scripts; this script builds the control plane
 # first (minutes when cold, cached afterwards) so that test timeouts measure
 # tests, and makes sure nothing is left running whatever happens.

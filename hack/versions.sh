@@ -17,4 +17,5 @@ GOSEC_VERSION=v2.30.0
 # builds each version once and every later run reuses it.
 NODEAGENT_CACHE="${NODEAGENT_CACHE:-$HOME/.cache/nodeagent}"
 KUBE_APISERVER_BIN="$NODEAGENT_CACHE/bin/kube-apiserver-$KUBERNETES_VERSION"
+KUBE_CONTROLLER_MANAGER_BIN="$NODEAGENT_CACHE/bin/kube-controller-manager-$KUBERNETES_VERSION"
 ETCD_BIN="$NODEAGENT_CACHE/bin/etcd-$ETCD_VERSION"

@@ -10,9 +10,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodeagent/nodeagent/staging/mirror"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
+	"github.com/nodeagent/nodeagent/test/integration/framework"
 )
 
 // registerNode creates the test node's Node object as the node itself, as
@@ -133,7 +135,10 @@ func TestNodeRestrictionRefusesPodsOfOtherNodes(t *testing.T) {
 	other.Annotations[podtypes.ConfigMirrorAnnotationKey] = "hash-x"
 	controller := true
 	other.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: env.NodeName, UID: node.UID, Controller: &controller}}
-	_, err := env.NodeClient.CoreV1().Pods(other.Namespace).Create(ctx, other, metav1.CreateOptions{})
+	// Refusals this test provokes on purpose, left out of the run's check
+	// for 403s to nodes.
+	refused := kubernetes.NewForConfigOrDie(framework.ExpectForbidden(env.NodeConfig))
+	_, err := refused.CoreV1().Pods(other.Namespace).Create(ctx, other, metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("node creating a mirror pod bound to another node: %v, want Forbidden", err)
 	}
@@ -141,7 +146,7 @@ func TestNodeRestrictionRefusesPodsOfOtherNodes(t *testing.T) {
 	plain := staticPod("not-a-mirror", "hash-y")
 	plain.UID = ""
 	plain.Annotations = nil
-	_, err = env.NodeClient.CoreV1().Pods(plain.Namespace).Create(ctx, plain, metav1.CreateOptions{})
+	_, err = refused.CoreV1().Pods(plain.Namespace).Create(ctx, plain, metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("node creating a regular (non-mirror) pod: %v, want Forbidden", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/nodeagent/nodeagent/staging/objectcache"
+	"github.com/nodeagent/nodeagent/test/integration/framework"
 )
 
 // The objectcache tests run the managers as the node's identity, so the
@@ -31,7 +32,10 @@ import (
 type ocFixture struct {
 	suffix      string
 	admin, node kubernetes.Interface // without the default 5 QPS client limit
-	pods        []*corev1.Pod
+	// probe asks as the node whether the Node authorizer lets it read an
+	// object yet: its 403s are expected, and declared so to the run's check.
+	probe kubernetes.Interface
+	pods  []*corev1.Pod
 	// nodeWatches counts the WATCH requests the node client sent: exact,
 	// unlike the apiserver's totals, which its own informers also move.
 	nodeWatches atomic.Int64
@@ -45,6 +49,7 @@ func newOCFixture(t testing.TB) *ocFixture {
 		admin: ocClient(t, env.AdminConfig, -1, 0, nil),
 	}
 	f.node = ocClient(t, env.NodeConfig, 50, 100, &f.nodeWatches)
+	f.probe = ocClient(t, framework.ExpectForbidden(env.NodeConfig), 50, 100, nil)
 	t.Cleanup(func() {
 		ctx := context.Background()
 		force := metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
@@ -98,13 +103,13 @@ func (f *ocFixture) pod(ctx context.Context, t testing.TB, pod *corev1.Pod) *cor
 	f.pods = append(f.pods, created)
 	for _, n := range objectcache.ConfigMapNames(created) {
 		ocWaitReadable(ctx, t, func() error {
-			_, err := f.node.CoreV1().ConfigMaps(created.Namespace).Get(ctx, n, metav1.GetOptions{})
+			_, err := f.probe.CoreV1().ConfigMaps(created.Namespace).Get(ctx, n, metav1.GetOptions{})
 			return err
 		})
 	}
 	for _, n := range objectcache.SecretNames(created) {
 		ocWaitReadable(ctx, t, func() error {
-			_, err := f.node.CoreV1().Secrets(created.Namespace).Get(ctx, n, metav1.GetOptions{})
+			_, err := f.probe.CoreV1().Secrets(created.Namespace).Get(ctx, n, metav1.GetOptions{})
 			return err
 		})
 	}

@@ -3,6 +3,7 @@ package framework
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -32,7 +33,20 @@ type Env struct {
 	// LogRoot is a directory tests may use for container logs.
 	LogRoot string
 
-	containerdPID, etcdPID, apiserverPID int
+	// APIServerURL is the apiserver's https URL.
+	APIServerURL string
+	// CAFile is the cluster CA certificate (PEM): it signed the apiserver's
+	// serving certificate and signs the client certificates the
+	// controller-manager issues.
+	CAFile string
+
+	// NodeMonitorGracePeriod is how long the node lifecycle controller waits
+	// for a node's Lease to be renewed before it marks the node
+	// Ready=Unknown.
+	NodeMonitorGracePeriod time.Duration
+
+	auditLog string
+	pids     map[string]int // by component: containerd, etcd, kube-apiserver, kube-controller-manager
 }
 
 // clientFor loads a kubeconfig written by controlplane-up.sh.

@@ -58,10 +58,16 @@ func Run(m *testing.M, env **Env) int {
 	if err := e.checkRuntimeEmpty(context.Background()); err != nil {
 		code = fail("after the tests: %v", err)
 	}
+	// Read before teardown deletes it with the state dir.
+	if events, err := e.AuditEvents(); err != nil {
+		code = fail("reading the apiserver's audit log: %v", err)
+	} else if err := forbiddenToNodes(events); err != nil {
+		code = fail("%v", err)
+	}
 	if err := down(root); err != nil {
 		code = fail("tearing down: %v", err)
 	}
-	for name, pid := range map[string]int{"containerd": e.containerdPID, "etcd": e.etcdPID, "kube-apiserver": e.apiserverPID} {
+	for name, pid := range e.pids {
 		if alive(pid) {
 			code = fail("%s (pid %d) still runs after teardown", name, pid)
 		}
@@ -111,27 +117,29 @@ func up(root string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, err := readEnvFile(filepath.Join(dir, "controlplane", "env"))
-	if err != nil {
-		return nil, err
-	}
 	if err := need("containerd env", ctrd, "CONTAINERD_SOCKET", "CONTAINERD_PID", "PAUSE_IMAGE", "BUSYBOX_IMAGE", "CONTAINER_LOG_ROOT"); err != nil {
-		return nil, err
-	}
-	if err := need("control plane env", cp, "KUBECONFIG_ADMIN", "KUBECONFIG_NODE", "NODE_NAME", "ETCD_PID", "APISERVER_PID"); err != nil {
 		return nil, err
 	}
 	e := &Env{
 		RepoRoot:     root,
-		NodeName:     cp["NODE_NAME"],
 		CRIEndpoint:  "unix://" + strings.TrimPrefix(ctrd["CONTAINERD_SOCKET"], "unix://"),
 		PauseImage:   ctrd["PAUSE_IMAGE"],
 		BusyboxImage: ctrd["BUSYBOX_IMAGE"],
 		LogRoot:      ctrd["CONTAINER_LOG_ROOT"],
+		pids:         map[string]int{},
 	}
-	e.containerdPID, _ = strconv.Atoi(ctrd["CONTAINERD_PID"])
-	e.etcdPID, _ = strconv.Atoi(cp["ETCD_PID"])
-	e.apiserverPID, _ = strconv.Atoi(cp["APISERVER_PID"])
+	e.pids["containerd"], _ = strconv.Atoi(ctrd["CONTAINERD_PID"])
+	cp, err := e.readControlPlaneEnv()
+	if err != nil {
+		return nil, err
+	}
+	e.NodeName = cp["NODE_NAME"]
+	e.APIServerURL = cp["APISERVER_URL"]
+	e.CAFile = cp["CLUSTER_CA_CERT"]
+	e.auditLog = cp["AUDIT_LOG"]
+	if e.NodeMonitorGracePeriod, err = time.ParseDuration(cp["NODE_MONITOR_GRACE_PERIOD"]); err != nil {
+		return nil, fmt.Errorf("control plane env: NODE_MONITOR_GRACE_PERIOD: %w", err)
+	}
 	if e.AdminConfig, e.AdminClient, err = clientFor(cp["KUBECONFIG_ADMIN"]); err != nil {
 		return nil, err
 	}
@@ -139,6 +147,29 @@ func up(root string) (*Env, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// readControlPlaneEnv reads the env file controlplane-up.sh writes and
+// records the PIDs of the processes it names, which change when a test
+// restarts one.
+func (e *Env) readControlPlaneEnv() (map[string]string, error) {
+	path := filepath.Join(stateDir(), "controlplane", "env")
+	cp, err := readEnvFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := need(path, cp, "KUBECONFIG_ADMIN", "KUBECONFIG_NODE", "NODE_NAME", "APISERVER_URL", "CLUSTER_CA_CERT",
+		"AUDIT_LOG", "NODE_MONITOR_GRACE_PERIOD", "ETCD_PID"); err != nil {
+		return nil, err
+	}
+	for name, key := range map[string]string{"etcd": "ETCD_PID", "kube-apiserver": "APISERVER_PID", "kube-controller-manager": "CONTROLLER_MANAGER_PID"} {
+		// A stopped component's PID is empty; the last one is kept, so the
+		// teardown check still covers it.
+		if pid, err := strconv.Atoi(cp[key]); err == nil {
+			e.pids[name] = pid
+		}
+	}
+	return cp, nil
 }
 
 func down(root string) error {
@@ -151,11 +182,16 @@ func down(root string) error {
 // script runs hack/<name> with the state directories this package uses,
 // its output going to the test's stderr.
 func script(root, name string, args ...string) error {
+	return scriptEnv(root, nil, name, args...)
+}
+
+// scriptEnv is script with extra environment variables ("KEY=VALUE").
+func scriptEnv(root string, extraEnv []string, name string, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), upTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(root, "hack", name)}, args...)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(append(os.Environ(), extraEnv...),
 		"NODEAGENT_CONTAINERD_DIR="+filepath.Join(stateDir(), "containerd"),
 		"NODEAGENT_CONTROLPLANE_DIR="+filepath.Join(stateDir(), "controlplane"),
 	)
