@@ -278,7 +278,7 @@ func saveProfile(b *testing.B, url, path string) {
 	}
 }
 
-func cpuTicks(b *testing.B, pid int) int64 {
+func cpuTicks(b testing.TB, pid int) int64 {
 	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		b.Fatal(err)

@@ -2,7 +2,12 @@ package integration
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -65,12 +70,17 @@ func deleteNodeTB(t testing.TB, name string) {
 	}
 }
 
-// waitNode polls the Node (as the admin) until ok, or fails after timeout.
+// waitNode polls env's Node (as the admin) until ok, or fails after timeout.
 func waitNode(t *testing.T, what string, timeout time.Duration, ok func(*corev1.Node) bool) *corev1.Node {
+	t.Helper()
+	return waitNamedNode(t, env.NodeName, what, timeout, ok)
+}
+
+func waitNamedNode(t *testing.T, name, what string, timeout time.Duration, ok func(*corev1.Node) bool) *corev1.Node {
 	t.Helper()
 	var last *corev1.Node
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		n, err := env.AdminClient.CoreV1().Nodes().Get(ctx, env.NodeName, metav1.GetOptions{})
+		n, err := env.AdminClient.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -176,5 +186,169 @@ func TestBinaryConnectedNodeRegisters(t *testing.T) {
 	}
 	again := waitNode(t, "registered again", 15*time.Second, func(m *corev1.Node) bool { return m.UID != n.UID && isReady(m) })
 	t.Logf("registered again as %s", again.UID)
+	h.stop()
+}
+
+// TestBinaryConnectedBootstrapAndRotation joins from a bootstrap token as
+// kubeadm issues it: the agent asks for its certificate, the
+// controller-manager's approver and signer grant it, and the Node is
+// Ready under that identity. The signer issues short-lived certificates
+// here, so the agent renews its certificate while it runs; its Lease and
+// its watch go on through the new one.
+func TestBinaryConnectedBootstrapAndRotation(t *testing.T) {
+	// The signer backdates a certificate by 5 minutes: with 3 minutes of
+	// signing duration a certificate lives 8, and is renewed 36 to 132 s
+	// after it was issued.
+	env.RestartControllerManager(t, 3*time.Minute)
+	tok := env.NewBootstrapToken(t, time.Hour)
+	bootstrap := env.WriteBootstrapKubeconfig(t, tok)
+	dir := t.TempDir()
+	kubeconfig, certDir := filepath.Join(dir, "node.kubeconfig"), filepath.Join(dir, "pki")
+	name := "boot" + randomSuffix()
+	t.Cleanup(func() { deleteNodeTB(t, name) })
+
+	h := newAgentNamed(t, name, "--kubeconfig", kubeconfig, "--bootstrap-kubeconfig", bootstrap, "--cert-dir", certDir,
+		"--node-status-update-frequency", "2s", "--node-lease-duration-seconds", "8")
+	n := waitNamedNode(t, name, "Ready from a bootstrap token", time.Minute, isReady)
+	for path, mode := range map[string]os.FileMode{kubeconfig: 0o600, filepath.Join(certDir, "kubelet-client-current.pem"): 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != mode {
+			t.Errorf("%s has mode %v, want %v", path, fi.Mode().Perm(), mode)
+		}
+	}
+	first := clientCertificate(t, certDir)
+	if first.Subject.CommonName != "system:node:"+name {
+		t.Fatalf("certificate for %q", first.Subject.CommonName)
+	}
+	t.Logf("first certificate %s, valid until %v", first.SerialNumber, first.NotAfter)
+
+	// Renewed before it expires, without a restart.
+	var renewed *x509.Certificate
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 4*time.Minute, true, func(context.Context) (bool, error) {
+		c := clientCertificate(t, certDir)
+		if c.SerialNumber.Cmp(first.SerialNumber) != 0 {
+			renewed = c
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the certificate was not renewed: %v\n%s", err, h.log(40))
+	}
+	if !renewed.NotAfter.After(first.NotAfter) || time.Now().After(first.NotAfter) {
+		t.Errorf("renewed at %v: new one valid until %v, the first until %v", time.Now(), renewed.NotAfter, first.NotAfter)
+	}
+	if h.exit != nil || !h.running() {
+		t.Fatalf("the agent stopped while renewing")
+	}
+	// The Lease is renewed, and the watch of the Node still answers: a
+	// Node deleted now is registered again at once, with the new
+	// certificate (the old connections were closed at the renewal).
+	renewedAt := time.Now()
+	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		l, err := env.AdminClient.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(renewedAt), nil
+	})
+	if err != nil {
+		t.Fatalf("the Lease was not renewed after the certificate: %v", err)
+	}
+	if err := env.AdminClient.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitNamedNode(t, name, "registered again after the renewal", 15*time.Second, func(m *corev1.Node) bool { return m.UID != n.UID && isReady(m) })
+	h.stop()
+}
+
+// clientCertificate reads the agent's current client certificate.
+func clientCertificate(t *testing.T, certDir string) *x509.Certificate {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(certDir, "kubelet-client-current.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			t.Fatal("no certificate in kubelet-client-current.pem")
+		}
+		if block.Type == "CERTIFICATE" {
+			c, err := x509.ParseCertificate(block.Bytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+	}
+}
+
+func randomSuffix() string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// TestBinaryConnectedNotReadyWhileStopped: the node lifecycle controller
+// marks the Node Ready=Unknown once the stopped agent's Lease runs out,
+// and the agent, started again, makes it Ready at once.
+func TestBinaryConnectedNotReadyWhileStopped(t *testing.T) {
+	h := newConnectedAgent(t)
+	waitNode(t, "Ready", 30*time.Second, isReady)
+	h.stop()
+	stopped := time.Now()
+	waitNode(t, "Ready=Unknown after the Lease ran out", env.NodeMonitorGracePeriod+30*time.Second, func(n *corev1.Node) bool {
+		return nodeCondition(n, corev1.NodeReady).Status == corev1.ConditionUnknown
+	})
+	t.Logf("Ready=Unknown %v after the agent stopped", time.Since(stopped))
+	h.start()
+	restarted := time.Now()
+	waitNode(t, "Ready again", 10*time.Second, isReady)
+	t.Logf("Ready again %v after the agent started", time.Since(restarted))
+	h.stop()
+}
+
+// TestBinaryConnectedSurvivesAPIServerOutage: with the apiserver gone for
+// 60 s, the pods run on untouched and the agent does not spin; once it is
+// back, the Lease and the Node status are current within 10 s.
+func TestBinaryConnectedSurvivesAPIServerOutage(t *testing.T) {
+	h := newConnectedAgent(t)
+	h.writeManifest(testPod("outage", shContainer("main", "while true; do sleep 1; done")))
+	h.waitPod("outage", "running", 30*time.Second, runningContainer("main"))
+	waitNode(t, "Ready", 30*time.Second, isReady)
+	before := h.runningIDs("outage")
+	cpu0 := cpuTicks(t, h.proc.Process.Pid)
+
+	env.StopAPIServer(t)
+	time.Sleep(60 * time.Second)
+	if after := h.runningIDs("outage"); !maps.Equal(before, after) {
+		t.Errorf("the pod's containers changed while the apiserver was away: %v -> %v", before, after)
+	}
+	if p := h.waitPod("outage", "running", time.Second, runningContainer("main")); findContainer(p, "main").RestartCount != 0 {
+		t.Errorf("the container restarted while the apiserver was away")
+	}
+	// Reconnecting with backoff costs little: well under a tenth of a core.
+	if cpu := float64(cpuTicks(t, h.proc.Process.Pid)-cpu0) / 100 / 60; cpu > 0.05 {
+		t.Errorf("the agent used %.1f%% of a core while the apiserver was away", cpu*100)
+	}
+	env.StartAPIServer(t)
+	back := time.Now()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		l, err := env.AdminClient.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, env.NodeName, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.After(back), nil
+	})
+	if err != nil {
+		t.Fatalf("the Lease was not renewed within 10 s of the apiserver's return: %v\n%s", err, h.log(30))
+	}
+	t.Logf("Lease renewed %v after the apiserver's return", time.Since(back))
+	// The controller-manager may have marked the Node Unknown meanwhile:
+	// it is Ready again, with a heartbeat from after the return.
+	waitNode(t, "Ready and current", 10*time.Second-time.Since(back), func(n *corev1.Node) bool {
+		c := nodeCondition(n, corev1.NodeReady)
+		return c.Status == corev1.ConditionTrue && !c.LastHeartbeatTime.Time.Before(back.Truncate(time.Second))
+	})
+	t.Logf("Node Ready and current %v after the apiserver's return", time.Since(back))
 	h.stop()
 }
