@@ -82,6 +82,7 @@ func NewOptions() *Options {
 		RelistInterval:             time.Second,
 		HousekeepingInterval:       2 * time.Second,
 		ServeAddress:               "127.0.0.1:10258",
+		RotateCertificates:         true,
 		MaxPods:                    110,
 		EvictionHard:               node.DefaultThresholds,
 		EvictionPressureTransition: 5 * time.Minute,

@@ -46,6 +46,14 @@ func TestDefaults(t *testing.T) {
 		"cgroup-root":      {o.CgroupRoot, "/nodeagent"},
 		"sync-frequency":   {o.SyncFrequency, time.Minute},
 		"gc-percent":       {o.GCPercent, 50},
+		// Connected mode, as a kubelet joined by kubeadm.
+		"cert-dir":                     {o.CertDir, "/var/lib/nodeagent/pki"},
+		"rotate-certificates":          {o.RotateCertificates, true},
+		"max-pods":                     {o.MaxPods, int32(110)},
+		"node-status-update-frequency": {o.NodeStatusUpdateFrequency, 10 * time.Second},
+		"node-status-report-frequency": {o.NodeStatusReportFrequency, 5 * time.Minute},
+		"node-lease-duration-seconds":  {o.NodeLeaseDurationSeconds, int32(40)},
+		"eviction-hard":                {o.EvictionHard, "memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%,pid.available<5%"},
 	}
 	for name, c := range checks {
 		if c[0] != c[1] {
@@ -120,6 +128,23 @@ func TestValidateNamesEveryBadFlag(t *testing.T) {
 		t.Fatal("bad flags accepted")
 	}
 	for _, want := range []string{"no pod source", "--node-name", "--sync-frequency", "--manifest-url-header", "--root-dir", "--serve-address", "--gc-percent"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s:\n%v", want, err)
+		}
+	}
+}
+
+func TestValidateNamesEveryBadConnectedFlag(t *testing.T) {
+	_, err := parseArgs(t, "--manifest-dir=/m", "--node-name=n", "--bootstrap-kubeconfig=/b",
+		"--node-labels=node-role.kubernetes.io/worker=", "--register-with-taints=k=v:Sometimes",
+		"--system-reserved=gpu=1", "--kube-reserved=memory=lots", "--max-pods=0", "--node-ip=10.0.0",
+		"--eviction-hard=memory.available<-1", "--node-status-update-frequency=0s", "--node-lease-duration-seconds=2")
+	if err == nil {
+		t.Fatal("bad flags accepted")
+	}
+	for _, want := range []string{"--bootstrap-kubeconfig needs a --kubeconfig", "--node-labels", "--register-with-taints",
+		"--system-reserved", "--kube-reserved", "--max-pods", "--node-ip", "--eviction-hard",
+		"--node-status-update-frequency", "--node-lease-duration-seconds"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %s:\n%v", want, err)
 		}
