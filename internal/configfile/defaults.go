@@ -4,12 +4,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Defaults of the settings that manifestctl reads as well as the agent.
 const (
 	DefaultRootDir   = "/var/lib/nodeagent"
 	DefaultPodLogDir = "/var/log/pods"
+	// DefaultRelistInterval is how often the agent looks at the runtime,
+	// so how long it may take to notice that a container exited.
+	DefaultRelistInterval = time.Second
 )
 
 // LocalAPISocket is the local API socket's path when --local-api-socket is

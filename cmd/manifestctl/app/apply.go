@@ -17,11 +17,23 @@ import (
 type waitFlags struct {
 	wait    bool
 	timeout time.Duration
+	settle  time.Duration
 }
 
 func (w *waitFlags) add(cmd *cobra.Command, what string) {
 	cmd.Flags().BoolVar(&w.wait, "wait", false, "wait until "+what)
 	cmd.Flags().DurationVar(&w.timeout, "timeout", 2*time.Minute, "how long --wait waits")
+	cmd.Flags().DurationVar(&w.settle, "settle", -1, "how long a container must have run before --wait counts it running; the default, one relist interval of the agent (--relist-interval) and 200ms, is the time the agent takes to notice a container that exits at once; 0 counts a container running as soon as the agent has started it")
+}
+
+// settleFor is --settle, or its default: a container that exits at once
+// runs until the agent's next relist notices, so a shorter wait could call
+// a crashing container running.
+func (w waitFlags) settleFor(s settings) time.Duration {
+	if w.settle >= 0 {
+		return w.settle
+	}
+	return s.RelistInterval + 200*time.Millisecond
 }
 
 func newApplyCommand(c *cli) *cobra.Command {
@@ -161,5 +173,5 @@ func (c *cli) maybeWaitRunning(ctx context.Context, target string, pods []*corev
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	return c.waitRunning(ctx, client, target, pods)
+	return c.waitRunning(ctx, client, target, pods, w.settleFor(c.settings))
 }

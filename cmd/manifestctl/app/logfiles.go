@@ -159,9 +159,11 @@ func (c *cli) lastLogLines(p localapi.Pod, container string, n int) string {
 	if err != nil || len(files) == 0 {
 		return ""
 	}
-	lines, err := tailLines(files[len(files)-1], n)
-	if err != nil {
-		return ""
+	// The newest instance that wrote anything: a restarted container's
+	// new instance may not have yet.
+	var lines []logLine
+	for i := len(files) - 1; i >= 0 && len(lines) == 0; i-- {
+		lines, _ = tailLines(files[i], n)
 	}
 	var b strings.Builder
 	for _, l := range lines {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -24,6 +25,9 @@ type settings struct {
 	LocalAPISocket string
 	NodeName       string
 	PodLogDir      string
+	// RelistInterval is how often the agent looks at the runtime: the
+	// time it may take to notice that a container exited.
+	RelistInterval time.Duration
 	// BackupDir is manifestctl's own: where apply, rm and rollback keep
 	// the version they replace. Outside the manifest directory, so that
 	// the agent never reads a backup.
@@ -37,6 +41,7 @@ func (s *settings) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.LocalAPISocket, "local-api-socket", "", "nodeagent's local API socket (default: <root-dir>/nodeagent.sock)")
 	fs.StringVar(&s.NodeName, "node-name", "", "the node's name, the suffix of static pod names (default: the hostname, lowercased)")
 	fs.StringVar(&s.PodLogDir, "pod-log-dir", configfile.DefaultPodLogDir, "the directory of the pods' container logs")
+	fs.DurationVar(&s.RelistInterval, "relist-interval", configfile.DefaultRelistInterval, "the agent's --relist-interval, which sets apply --wait's default --settle")
 	fs.StringVar(&s.BackupDir, "backup-dir", "", "where apply, rm and rollback keep the version they replace (default: <root-dir>/manifest-backups)")
 }
 

@@ -40,8 +40,11 @@ func (e *podFailed) Error() string {
 
 // waitRunning polls the agent until every pod runs (or, run to completion,
 // succeeded) under the UID that the manifest at target hashes to.
-func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target string, pods []*corev1.Pod) error {
+func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target string, pods []*corev1.Pod, settle time.Duration) error {
 	start := time.Now()
+	// When each container ID was first seen running: the status says when
+	// a container started only to the second.
+	firstSeen := map[string]time.Time{}
 	pending := make(map[types.UID]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		pending[p.UID] = p
@@ -56,7 +59,12 @@ func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target s
 			if want == nil {
 				continue
 			}
-			done, failure := c.judge(got, want)
+			for _, ct := range got.Containers {
+				if _, ok := firstSeen[ct.ContainerID]; !ok && ct.State == localapi.StateRunning {
+					firstSeen[ct.ContainerID] = time.Now()
+				}
+			}
+			done, failure := c.judge(got, want, settle, firstSeen)
 			if failure != nil {
 				return failure
 			}
@@ -76,8 +84,9 @@ func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target s
 	}
 }
 
-// judge tells whether the agent's pod runs as want asks, or has failed.
-func (c *cli) judge(got localapi.Pod, want *corev1.Pod) (done bool, failure error) {
+// judge tells whether the agent's pod runs as want asks, every container
+// seen running for settle at least, or has failed.
+func (c *cli) judge(got localapi.Pod, want *corev1.Pod, settle time.Duration, firstSeen map[string]time.Time) (done bool, failure error) {
 	fail := func(reason, container string) error {
 		return &podFailed{pod: got.Name, reason: reason, logs: c.lastLogLines(got, container, failureLogLines)}
 	}
@@ -91,8 +100,8 @@ func (c *cli) judge(got localapi.Pod, want *corev1.Pod) (done bool, failure erro
 		switch {
 		case ct.State == localapi.StateTerminated && ct.ExitCode != nil && *ct.ExitCode != 0:
 			return false, fail(fmt.Sprintf("container %s exited with code %d (%s)", ct.Name, *ct.ExitCode, join(ct.Reason, ct.Message)), ct.Name)
-		case ct.State == localapi.StateWaiting && ct.LastTermination != nil && ct.LastTermination.ExitCode != 0:
-			return false, fail(fmt.Sprintf("container %s exited with code %d (%s), now %s", ct.Name, ct.LastTermination.ExitCode, join(ct.LastTermination.Reason, ct.LastTermination.Message), join(ct.Reason, ct.Message)), ct.Name)
+		case ct.LastTermination != nil && ct.LastTermination.ExitCode != 0:
+			return false, fail(fmt.Sprintf("container %s exited with code %d (%s), now %s", ct.Name, ct.LastTermination.ExitCode, join(ct.LastTermination.Reason, ct.LastTermination.Message), join(ct.State, join(ct.Reason, ct.Message))), ct.Name)
 		case ct.State == localapi.StateWaiting && isStuck(ct.Reason):
 			return false, fail(fmt.Sprintf("container %s cannot start: %s", ct.Name, join(ct.Reason, ct.Message)), "")
 		}
@@ -104,7 +113,11 @@ func (c *cli) judge(got localapi.Pod, want *corev1.Pod) (done bool, failure erro
 		return false, nil
 	}
 	for _, ct := range got.Containers {
-		if ct.State != localapi.StateRunning && ct.State != localapi.StateTerminated {
+		switch {
+		case ct.State == localapi.StateTerminated: // exited 0: judged above
+		case ct.State != localapi.StateRunning:
+			return false, nil
+		case settle > 0 && time.Since(firstSeen[ct.ContainerID]) < settle:
 			return false, nil
 		}
 	}
