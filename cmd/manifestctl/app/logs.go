@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,8 +93,8 @@ func (c *cli) follow(ctx context.Context, file string, timestamps bool) error {
 	if err != nil {
 		return err
 	}
-	defer func() { fh.Close() }()
-	if _, err := fh.Seek(0, 2); err != nil {
+	defer func() { _ = fh.Close() }()
+	if _, err := fh.Seek(0, io.SeekEnd); err != nil {
 		return err
 	}
 	lr := newLineReader(fh)
@@ -108,7 +109,7 @@ func (c *cli) follow(ctx context.Context, file string, timestamps bool) error {
 		if next := nextInstance(file); next != "" {
 			nf, err := os.Open(next) // #nosec G304 -- as above
 			if err == nil {
-				fh.Close()
+				_ = fh.Close() // read-only: nothing to lose
 				fh, file, lr = nf, next, newLineReader(nf)
 				continue
 			}
