@@ -44,6 +44,12 @@ func (f *fakeAgent) Problems() []string                          { return nil }
 // serve runs the local API over fake on a socket until the test ends.
 func serve(t *testing.T, fake *fakeAgent) *localapi.Client {
 	t.Helper()
+	c, _ := serveAt(t, fake)
+	return c
+}
+
+func serveAt(t *testing.T, fake *fakeAgent) (*localapi.Client, string) {
+	t.Helper()
 	sockDir, err := os.MkdirTemp("", "mctl")
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +70,7 @@ func serve(t *testing.T, fake *fakeAgent) *localapi.Client {
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if c, err := connect(context.Background(), socket); err == nil {
 			t.Cleanup(c.Close)
-			return c
+			return c, socket
 		} else if time.Now().After(deadline) {
 			t.Fatalf("the local API did not answer: %v", err)
 		}
