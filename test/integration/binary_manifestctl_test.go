@@ -307,6 +307,28 @@ func TestBinaryManifestctl(t *testing.T) {
 		m.must(0, "rm", "--wait", "crash")
 	})
 
+	t.Run("get lists refused and duplicate manifests with the reason", func(t *testing.T) {
+		// Written behind manifestctl's back, as an editor would.
+		h.writeRaw("broken.yaml", []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec: {containers: [{name: c}]}\n"))
+		dup, err := os.ReadFile(filepath.Join(h.manifests, "web.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.writeRaw("web-copy.yaml", dup)
+		var r result
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			r = m.must(0, "get")
+			if strings.Contains(r.stdout, "broken.yaml") && strings.Contains(r.stdout, "web-copy.yaml") {
+				break
+			}
+		}
+		contains(t, "get with refused manifests", r, "REFUSED MANIFEST", "REASON",
+			filepath.Join(h.manifests, "broken.yaml"), "Invalid", "spec.containers[0].image",
+			filepath.Join(h.manifests, "web-copy.yaml"), "DuplicateName")
+		os.Remove(filepath.Join(h.manifests, "broken.yaml"))
+		os.Remove(filepath.Join(h.manifests, "web-copy.yaml"))
+	})
+
 	t.Run("rm --wait returns once the pod is gone", func(t *testing.T) {
 		r := m.must(0, "rm", "--wait", "--timeout", "60s", "web")
 		contains(t, "rm --wait", r, "removed", "pod/"+h.podName("web")+" gone")
