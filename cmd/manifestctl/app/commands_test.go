@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The commands that work on the directory alone, run as an operator would
@@ -149,5 +151,25 @@ func TestVersionAndCompletion(t *testing.T) {
 	}
 	if code, _, _ := s.run("--no-such-flag"); code != exitUsage {
 		t.Errorf("unknown flag: exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestApplyOverAFIFODoesNotHang(t *testing.T) {
+	s := newSetup(t)
+	if err := syscall.Mkfifo(filepath.Join(s.manifests, "web.yaml"), 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	done := make(chan int)
+	go func() {
+		code, _, _ := s.run("apply", s.write("web.yaml", pod("web", "img:1")))
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		if code != exitFailure {
+			t.Errorf("apply over a FIFO: exit %d, want %d", code, exitFailure)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("apply over a FIFO hangs")
 	}
 }

@@ -86,6 +86,12 @@ func backup(dir, path string) error {
 // readBounded reads a file of at most config.MaxManifestBytes, the most a
 // manifest may hold.
 func readBounded(path string) ([]byte, error) {
+	// Opening a FIFO would block: only a regular file is read.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	}
 	f, err := os.Open(path) // #nosec G304 -- a manifest the operator names
 	if err != nil {
 		return nil, err
