@@ -24,9 +24,11 @@ test: verify test-unit test-fuzz test-integration
 bench:
 	hack/bench.sh
 
-# bin/nodeagent, built as it ships (hack/build.sh says how).
+# bin/nodeagent and bin/manifestctl, built as they ship (hack/build.sh
+# says how).
 build:
 	hack/build.sh bin/nodeagent
+	hack/build.sh bin/manifestctl
 
 # nodeagent in the foreground on examples/manifests, against the local
 # containerd, with its state under /var/lib/nodeagent-run (needs root).

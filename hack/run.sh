@@ -29,8 +29,9 @@ env_file=$(hack/containerd-up.sh)
 # shellcheck source=/dev/null
 source "$env_file"
 
-log "run: building bin/nodeagent"
+log "run: building bin/nodeagent and bin/manifestctl"
 hack/build.sh bin/nodeagent
+hack/build.sh bin/manifestctl
 
 # The examples name the busybox image by the tag this machine's
 # busybox-static gives it; if the local tag differs, run copies with it.
@@ -46,10 +47,19 @@ fi
 
 mkdir -p "$STATE"
 socket=$STATE/nodeagent.sock
+# The settings manifestctl shares go in a config file, which both read.
+config=$STATE/nodeagent.yaml
+cat >"$config" <<-CONFIG
+	manifest-dir: $manifest_dir
+	root-dir: $STATE/root
+	pod-log-dir: $STATE/pod-logs
+	local-api-socket: $socket
+CONFIG
 cat >&2 <<-INFO
 
 	nodeagent is starting (Ctrl-C stops the agent; the pods keep running).
 	  manifests:  $manifest_dir   (add, edit or remove a file: the agent follows)
+	  manifestctl: bin/manifestctl --config $config get   (and apply --wait, describe, logs, rm, ...)
 	  pods:       curl -s --unix-socket $socket http://x/v1/pods
 	  one pod:    curl -s --unix-socket $socket http://x/v1/pods/default/web-$(hostname | tr '[:upper:]' '[:lower:]')
 	  refusals:   curl -s --unix-socket $socket http://x/v1/manifests/errors
@@ -61,10 +71,7 @@ cat >&2 <<-INFO
 INFO
 
 exec bin/nodeagent \
-  --manifest-dir "$manifest_dir" \
+  --config "$config" \
   --cri-endpoint "$CONTAINERD_ENDPOINT" \
-  --root-dir "$STATE/root" \
-  --pod-log-dir "$STATE/pod-logs" \
-  --local-api-socket "$socket" \
   --serve-address "$ADDRESS" \
   "$@"

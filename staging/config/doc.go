@@ -54,7 +54,9 @@
 // pods, and a file that turns invalid keeps its last accepted pods until
 // it is fixed or removed. FileSource.Errors and HTTPSource.Err tell what is
 // refused now; every refusal is also logged, counted and sent to the
-// EventRecorder.
+// EventRecorder. ReadManifestFile reads and parses one file as a
+// FileSource does, and IsManifestName tells which names it reads, for tools
+// (manifestctl) that check or write manifests before the agent sees them.
 //
 // # Limits and encodings
 //

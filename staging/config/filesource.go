@@ -111,7 +111,7 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		return nil, fmt.Errorf("config: FileOptions.MaxFileBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", opts.MaxFileBytes, MaxManifestBytes)
 	}
 	if len(opts.Extensions) == 0 {
-		opts.Extensions = []string{".yaml", ".yml", ".json"}
+		opts.Extensions = defaultExtensions
 	}
 	if opts.Debounce <= 0 {
 		opts.Debounce = 5 * time.Millisecond

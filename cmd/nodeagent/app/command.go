@@ -14,6 +14,8 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
+
+	"github.com/nodeagent/nodeagent/internal/configfile"
 )
 
 // Exit codes of Main.
@@ -90,7 +92,7 @@ func settle(fs *pflag.FlagSet, o *Options) error {
 		return err
 	}
 	if o.ConfigFile != "" {
-		if err := applyConfigFile(fs, o.ConfigFile); err != nil {
+		if err := configfile.Apply(fs, o.ConfigFile); err != nil {
 			return err
 		}
 	}

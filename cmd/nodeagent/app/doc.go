@@ -1,6 +1,6 @@
 // Package app is the nodeagent command: its flags and optional config
-// file (options.go, configfile.go), the wiring of every part into one
-// process (wiring.go), and the small adapters the parts need from each
+// file (options.go; internal/configfile reads the file), the wiring of
+// every part into one process (wiring.go), and the small adapters the parts need from each
 // other (provider.go, origins.go, serving.go).
 //
 // Standalone mode, the only mode so far, takes pods from a manifest

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"github.com/nodeagent/nodeagent/internal/configfile"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/staging/config"
 )
@@ -75,8 +75,8 @@ func NewOptions() *Options {
 		HTTPCheckFrequency:         20 * time.Second,
 		CRIEndpoint:                "unix:///run/containerd/containerd.sock",
 		RuntimeRequestTimeout:      2 * time.Minute,
-		RootDir:                    "/var/lib/nodeagent",
-		PodLogDir:                  "/var/log/pods",
+		RootDir:                    configfile.DefaultRootDir,
+		PodLogDir:                  configfile.DefaultPodLogDir,
 		CgroupRoot:                 "/nodeagent",
 		SyncFrequency:              time.Minute,
 		RelistInterval:             time.Second,
@@ -144,8 +144,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // complete fills what defaults to other options.
 func (o *Options) complete() {
-	if o.LocalAPISocket == "" && o.RootDir != "" {
-		o.LocalAPISocket = filepath.Join(o.RootDir, "nodeagent.sock")
+	if o.LocalAPISocket == "" {
+		o.LocalAPISocket = configfile.LocalAPISocket(o.RootDir)
 	}
 	if o.CheckpointFile == "" && o.RootDir != "" {
 		o.CheckpointFile = filepath.Join(o.RootDir, "checkpoint.db")
@@ -153,10 +153,7 @@ func (o *Options) complete() {
 	if o.CertDir == "" && o.RootDir != "" {
 		o.CertDir = filepath.Join(o.RootDir, "pki")
 	}
-	if o.NodeName == "" {
-		o.NodeName, _ = os.Hostname()
-	}
-	o.NodeName = strings.ToLower(o.NodeName)
+	o.NodeName = configfile.NodeName(o.NodeName)
 }
 
 // Validate reports every invalid option at once.

@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/nodeagent/nodeagent/internal/configfile"
 	"github.com/nodeagent/nodeagent/staging/config"
 )
 
@@ -77,7 +77,7 @@ func readPrivateFile(path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := checkPrivate(path, fi); err != nil {
+	if err := configfile.CheckPrivate(path, fi); err != nil {
 		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
@@ -88,18 +88,6 @@ func readPrivateFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: longer than the limit of %d bytes", path, limit)
 	}
 	return data, nil
-}
-
-// checkPrivate refuses a file that holds credentials and that is not a
-// regular file only its owner may access.
-func checkPrivate(path string, fi fs.FileInfo) error {
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", path)
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("%s: mode %04o lets its group or others access it, and it holds credentials: make it readable by its owner only (chmod 0600)", path, perm)
-	}
-	return nil
 }
 
 // checkCommandLine refuses credentials in the URL given on the command

@@ -1,8 +1,10 @@
-package app
+package configfile
 
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"slices"
@@ -12,13 +14,20 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// applyConfigFile sets every flag the YAML file at path names and the
-// command line did not: the file's keys are the flags' names, so a setting
-// reads the same in both places, and a flag given on the command line
-// wins. Unknown keys are errors, as a misspelt setting must not pass
-// silently. A list sets a repeatable flag once per item.
-func applyConfigFile(fs *pflag.FlagSet, path string) error {
-	data, err := os.ReadFile(path) // #nosec G304 -- the path is the operator's own --config
+// Apply sets every flag the YAML file at path names and the command line
+// did not: the file's keys are the flags' names, so a setting reads the
+// same in both places, and a flag given on the command line wins. Unknown
+// keys are errors, as a misspelt setting must not pass silently. A list
+// sets a repeatable flag once per item.
+func Apply(fs *pflag.FlagSet, path string) error { return apply(fs, path, true) }
+
+// ApplyKnown is Apply for a tool that reads some of the agent's settings:
+// keys fs has no flag for are skipped (the agent itself refuses the
+// misspelt ones).
+func ApplyKnown(fs *pflag.FlagSet, path string) error { return apply(fs, path, false) }
+
+func apply(fs *pflag.FlagSet, path string, strict bool) error {
+	data, err := readBounded(path)
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
@@ -29,7 +38,7 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 	if holdsCredentials(settings) {
 		fi, err := os.Stat(path)
 		if err == nil {
-			err = checkPrivate(path, fi)
+			err = CheckPrivate(path, fi)
 		}
 		if err != nil {
 			return fmt.Errorf("config file (it sets manifest-url-header or a manifest-url with userinfo): %w", err)
@@ -42,6 +51,9 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 	slices.Sort(keys)
 	for _, key := range keys {
 		f := fs.Lookup(key)
+		if (f == nil || key == "config") && !strict {
+			continue
+		}
 		if f == nil || key == "config" {
 			return fmt.Errorf("config file %s: unknown setting %q (settings are named as the flags: see --help)", path, key)
 		}
@@ -99,4 +111,35 @@ func holdsCredentials(settings map[string]any) bool {
 	raw, _ := settings["manifest-url"].(string)
 	u, err := url.Parse(raw)
 	return err == nil && u.User != nil
+}
+
+// CheckPrivate refuses a file that holds credentials and that is not a
+// regular file only its owner may access.
+func CheckPrivate(path string, fi fs.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("%s: mode %04o lets its group or others access it, and it holds credentials: make it readable by its owner only (chmod 0600)", path, perm)
+	}
+	return nil
+}
+
+// maxBytes bounds the config file: settings fill a few kilobytes.
+const maxBytes = 1 << 20
+
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path) // #nosec G304 -- the path is the operator's own --config
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > maxBytes {
+		return nil, fmt.Errorf("%s: longer than the limit of %d bytes", path, maxBytes)
+	}
+	return data, nil
 }

@@ -1,0 +1,42 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"time"
+
+	"github.com/nodeagent/nodeagent/internal/localapi"
+)
+
+// agentProbeTimeout bounds the first call to the local API, which tells
+// whether the agent runs.
+const agentProbeTimeout = 3 * time.Second
+
+// connect returns a client of the running agent, or nil and the reason
+// when the agent does not answer. Commands that can work on the directory
+// alone go on without it, after saying so.
+func connect(ctx context.Context, socket string) (*localapi.Client, error) {
+	c, err := localapi.Dial(socket)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no local API socket at %s", socket)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, agentProbeTimeout)
+	defer cancel()
+	if _, err := c.Health(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// sayOffline tells the operator, once, on stderr, that the agent is not
+// running and what the command does instead.
+func sayOffline(w io.Writer, why error, instead string) {
+	fmt.Fprintf(w, "nodeagent is not running (%v): %s\n", why, instead)
+}
