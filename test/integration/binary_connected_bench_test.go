@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,20 +13,48 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/nodeagent/nodeagent/test/integration/framework"
 )
 
 // BenchmarkBinaryConnected measures the agent as a Node of the real
 // cluster: process start to Node Ready with a credential it already has
-// (median of 5 starts, each after the Node was deleted), and the idle
-// agent's CPU and RSS in connected mode over NODEAGENT_BENCH_IDLE (default
-// 1m; the figures of record use 10m); NODEAGENT_BENCH_PROFILES=<dir> saves
-// the idle agent's heap profiles there. Run it once:
+// (median of 5 starts, each after the Node was deleted) and from a
+// bootstrap token (3 new nodes); the idle agent's CPU and RSS in connected
+// mode, and its apiserver requests per minute by verb and resource (from
+// the audit log), over NODEAGENT_BENCH_IDLE (default 1m; the figures of
+// record use 10m), beside the same agent standalone;
+// NODEAGENT_BENCH_PROFILES=<dir> saves the idle agent's heap profiles
+// there. Run it once:
 //
 //	go test -run '^$' -bench BenchmarkBinaryConnected -benchtime=1x -timeout 30m .
 func BenchmarkBinaryConnected(b *testing.B) {
 	b.Run("start-to-ready", benchStartToReady)
+	b.Run("start-to-ready/bootstrap", benchBootstrapToReady)
 	b.Run("idle", func(b *testing.B) { benchConnectedIdle(b, true) })
 	b.Run("idle-standalone", func(b *testing.B) { benchConnectedIdle(b, false) })
+}
+
+// benchBootstrapToReady starts agents with nothing but a bootstrap token.
+func benchBootstrapToReady(b *testing.B) {
+	tok := env.NewBootstrapToken(b, time.Hour)
+	bootstrap := env.WriteBootstrapKubeconfig(b, tok)
+	var took []time.Duration
+	for range 3 {
+		dir := b.TempDir()
+		name := "bench" + randomSuffix()
+		b.Cleanup(func() { deleteNodeTB(b, name) })
+		ready := watchNamedReady(b, name)
+		start := time.Now()
+		h := newAgentNamed(b, name, "--kubeconfig", filepath.Join(dir, "kubeconfig"), "--bootstrap-kubeconfig", bootstrap,
+			"--cert-dir", filepath.Join(dir, "pki"))
+		at := <-ready
+		took = append(took, at.Sub(start))
+		h.stop()
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Milliseconds()), "ms-median")
+	b.ReportMetric(float64(took[len(took)-1].Milliseconds()), "ms-max")
 }
 
 func benchStartToReady(b *testing.B) {
@@ -47,11 +76,13 @@ func benchStartToReady(b *testing.B) {
 	b.ReportMetric(float64(took[len(took)-1].Milliseconds()), "ms-max")
 }
 
-// watchReady watches the Node from now and sends when it is first seen
+// watchReady watches env's Node from now and sends when it is first seen
 // Ready.
-func watchReady(b *testing.B) <-chan time.Time {
+func watchReady(b *testing.B) <-chan time.Time { return watchNamedReady(b, env.NodeName) }
+
+func watchNamedReady(b *testing.B, name string) <-chan time.Time {
 	w, err := env.AdminClient.CoreV1().Nodes().Watch(context.Background(), metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector(metav1.ObjectNameField, env.NodeName).String()})
+		FieldSelector: fields.OneTermEqualSelector(metav1.ObjectNameField, name).String()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -129,7 +160,33 @@ func benchConnectedIdle(b *testing.B, connected bool) {
 			saveProfile(b, "http://"+h.addr+"/debug/pprof/"+p, filepath.Join(profiles, file))
 		}
 	}
+	if connected {
+		reportRequests(b, "system:node:"+env.NodeName, t0, time.Now())
+	}
 	if connected && !isReady(waitNodeTB(b)) {
 		b.Errorf("the Node is not Ready after the idle window")
 	}
+}
+
+// reportRequests reports user's requests per minute in [from, to), by verb
+// and resource, from the apiserver's audit log; a watch counts when it
+// starts.
+func reportRequests(b *testing.B, user string, from, to time.Time) {
+	events, err := env.AuditEvents()
+	if err != nil {
+		b.Fatal(err)
+	}
+	perVerb := map[string]int{}
+	for k, n := range framework.CountRequests(events, from, to) {
+		if k.User == user {
+			perVerb[k.Verb+"-"+strings.ReplaceAll(k.Resource, "/", "-")] += n
+		}
+	}
+	minutes := to.Sub(from).Minutes()
+	total := 0
+	for key, n := range perVerb {
+		b.ReportMetric(float64(n)/minutes, key+"/min")
+		total += n
+	}
+	b.ReportMetric(float64(total)/minutes, "requests/min")
 }
