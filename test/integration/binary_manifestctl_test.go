@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,33 +21,8 @@ import (
 	"github.com/nodeagent/nodeagent/internal/localapi"
 )
 
-var (
-	mctlOnce sync.Once
-	mctlPath string
-	mctlErr  error
-)
-
-// manifestctlBinary builds cmd/manifestctl once per test process, with
-// hack/build.sh, as it ships.
-func manifestctlBinary(t testing.TB) string {
-	t.Helper()
-	mctlOnce.Do(func() {
-		dir := filepath.Join(os.TempDir(), "nodeagent-integration")
-		if mctlErr = os.MkdirAll(dir, 0o755); mctlErr != nil {
-			return
-		}
-		mctlPath = filepath.Join(dir, "manifestctl")
-		cmd := exec.Command("bash", "hack/build.sh", mctlPath)
-		cmd.Dir = env.RepoRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			mctlErr = fmt.Errorf("hack/build.sh: %v\n%s", err, out)
-		}
-	})
-	if mctlErr != nil {
-		t.Fatal(mctlErr)
-	}
-	return mctlPath
-}
+// manifestctlBinary builds cmd/manifestctl once per test process.
+func manifestctlBinary(t testing.TB) string { return binary(t, "manifestctl") }
 
 // mctl runs manifestctl on h's state, through a config file in the form
 // nodeagent reads (manifestctl takes its defaults from it).

@@ -32,33 +32,40 @@ import (
 // manifest directory, the real containerd, SIGTERM to stop it. They see the
 // agent only through its local API and through the CRI.
 
-var (
-	buildOnce sync.Once
-	builtPath string
-	buildErr  error
-)
+// built holds the binaries built so far in this test process, by command.
+var built sync.Map // command name -> *builtBinary
 
-// nodeagentBinary builds cmd/nodeagent once per test process, with
-// hack/build.sh, into a fixed directory that the next run overwrites.
-func nodeagentBinary(t testing.TB) string {
+type builtBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// nodeagentBinary builds cmd/nodeagent once per test process.
+func nodeagentBinary(t testing.TB) string { return binary(t, "nodeagent") }
+
+// binary builds cmd/<name> once per test process, with hack/build.sh, as
+// it ships, into a fixed directory that the next run overwrites.
+func binary(t testing.TB, name string) string {
 	t.Helper()
-	buildOnce.Do(func() {
+	v, _ := built.LoadOrStore(name, &builtBinary{})
+	bin := v.(*builtBinary)
+	bin.once.Do(func() {
 		dir := filepath.Join(os.TempDir(), "nodeagent-integration")
-		if buildErr = os.MkdirAll(dir, 0o755); buildErr != nil {
+		if bin.err = os.MkdirAll(dir, 0o755); bin.err != nil {
 			return
 		}
-		builtPath = filepath.Join(dir, "nodeagent")
-		// Built as it ships, so that what the tests measure is that.
-		cmd := exec.Command("bash", "hack/build.sh", builtPath)
+		bin.path = filepath.Join(dir, name)
+		cmd := exec.Command("bash", "hack/build.sh", bin.path)
 		cmd.Dir = env.RepoRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("hack/build.sh: %v\n%s", err, out)
+			bin.err = fmt.Errorf("hack/build.sh %s: %v\n%s", name, err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if bin.err != nil {
+		t.Fatal(bin.err)
 	}
-	return builtPath
+	return bin.path
 }
 
 // agentHarness is one nodeagent process at a time over one state: a

@@ -134,15 +134,7 @@ func printDetail(w io.Writer, d localapi.PodDetail) {
 }
 
 func (c *cli) describeOffline(name string) error {
-	dir, err := c.settings.manifestDir()
-	if err != nil {
-		return err
-	}
-	ms, err := scanDir(dir, c.settings.NodeName)
-	if err != nil {
-		return err
-	}
-	m, err := findManifest(ms, dir, name, c.settings.NodeName)
+	m, err := c.lookup(name)
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,20 @@ func nameMatches(pod *corev1.Pod, name, node string) bool {
 	return pod.Name == name || pod.Name == name+"-"+node
 }
 
+// lookup finds, in the manifest directory, the manifest that defines the
+// pod name or is named so.
+func (c *cli) lookup(name string) (manifest, error) {
+	dir, err := c.settings.manifestDir()
+	if err != nil {
+		return manifest{}, err
+	}
+	ms, err := scanDir(dir, c.settings.NodeName)
+	if err != nil {
+		return manifest{}, err
+	}
+	return findManifest(ms, dir, name, c.settings.NodeName)
+}
+
 // findManifest returns the manifest of dir that defines the pod name, or
 // the one named so (a path, or a file name in dir).
 func findManifest(ms []manifest, dir, name, node string) (manifest, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
@@ -28,15 +29,7 @@ until the agent has stopped its pods.`,
 }
 
 func (c *cli) rm(ctx context.Context, name string, w waitFlags) error {
-	dir, err := c.settings.manifestDir()
-	if err != nil {
-		return err
-	}
-	ms, err := scanDir(dir, c.settings.NodeName)
-	if err != nil {
-		return err
-	}
-	m, err := findManifest(ms, dir, name, c.settings.NodeName)
+	m, err := c.lookup(name)
 	if err != nil {
 		return err
 	}
@@ -46,7 +39,7 @@ func (c *cli) rm(ctx context.Context, name string, w waitFlags) error {
 	if err := os.Remove(m.Path); err != nil {
 		return err
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncDir(filepath.Dir(m.Path)); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.out, "%s removed (kept in %s)\n", m.Path, c.settings.BackupDir)
