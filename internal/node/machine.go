@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -75,19 +76,19 @@ func readMachine(h hostFiles) (Machine, error) {
 	return m, nil
 }
 
-// readSmall reads a host file of bounded size.
+// readSmall reads a host file of bounded size. The buffer grows with
+// what is read: the files read every status period are a few KiB.
 func readSmall(path string) ([]byte, error) {
 	f, err := os.Open(path) // #nosec G304 -- a fixed host file under /proc, /sys or /etc
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	buf := make([]byte, maxHostFile)
-	n, err := f.Read(buf)
-	if err != nil && n == 0 {
+	b, err := io.ReadAll(io.LimitReader(f, maxHostFile))
+	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	return buf[:n], nil
+	return b, nil
 }
 
 func firstLine(path string) string {
