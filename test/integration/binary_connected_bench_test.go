@@ -156,7 +156,7 @@ func benchConnectedIdle(b *testing.B, connected bool) {
 	b.ReportMetric(sum.anon/float64(samples), "rss-anon-MiB")
 	b.ReportMetric(sum.file/float64(samples), "rss-file-MiB")
 	if profiles != "" {
-		for file, p := range map[string]string{"heap.pb.gz": "heap", "heap.txt": "heap?debug=1"} {
+		for file, p := range map[string]string{"heap.pb.gz": "heap", "heap.txt": "heap?debug=1", "cpu.pb.gz": "profile?seconds=60"} {
 			saveProfile(b, "http://"+h.addr+"/debug/pprof/"+p, filepath.Join(profiles, file))
 		}
 	}
