@@ -18,9 +18,9 @@ import (
 )
 
 // BenchmarkBinaryConnected measures the agent as a Node of the real
-// cluster: process start to Node Ready with a credential it already has
-// (median of 5 starts, each after the Node was deleted) and from a
-// bootstrap token (3 new nodes); the idle agent's CPU and RSS in connected
+// cluster: process start to Node Ready with the client certificate it
+// already has (median of 5 starts, each after the Node was deleted) and
+// from a bootstrap token (3 new nodes); the idle agent's CPU and RSS in connected
 // mode, and its apiserver requests per minute by verb and resource (from
 // the audit log), over NODEAGENT_BENCH_IDLE (default 1m; the figures of
 // record use 10m), beside the same agent standalone;
@@ -57,15 +57,22 @@ func benchBootstrapToReady(b *testing.B) {
 	b.ReportMetric(float64(took[len(took)-1].Milliseconds()), "ms-max")
 }
 
+// benchStartToReady restarts an agent whose client certificate it got by
+// bootstrap before, each time after its Node was deleted.
 func benchStartToReady(b *testing.B) {
-	kubeconfig := writeKubeconfig(b, env.NodeConfig, b.TempDir())
-	h := newAgentNamed(b, env.NodeName, "--kubeconfig", kubeconfig)
-	b.Cleanup(func() { deleteNodeTB(b, env.NodeName) })
+	tok := env.NewBootstrapToken(b, time.Hour)
+	dir := b.TempDir()
+	name := "bench" + randomSuffix()
+	b.Cleanup(func() { deleteNodeTB(b, name) })
+	ready := watchNamedReady(b, name)
+	h := newAgentNamed(b, name, "--kubeconfig", filepath.Join(dir, "kubeconfig"),
+		"--bootstrap-kubeconfig", env.WriteBootstrapKubeconfig(b, tok), "--cert-dir", filepath.Join(dir, "pki"))
+	<-ready
 	var took []time.Duration
 	for range 5 {
 		h.stop()
-		deleteNodeTB(b, env.NodeName)
-		ready := watchReady(b)
+		deleteNodeTB(b, name)
+		ready := watchNamedReady(b, name)
 		start := time.Now()
 		h.start()
 		at := <-ready
