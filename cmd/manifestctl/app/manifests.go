@@ -115,8 +115,3 @@ func sharesName(a, b []*corev1.Pod) string {
 	}
 	return ""
 }
-
-// shortName is a static pod's name as its manifest spells it.
-func shortName(pod *corev1.Pod, node string) string {
-	return strings.TrimSuffix(pod.Name, "-"+node)
-}
