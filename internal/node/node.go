@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/apimachinery/lease"
 	"k8s.io/utils/clock"
@@ -70,17 +72,20 @@ func (n *Node) Run(ctx context.Context) error {
 
 	ticker := n.clock.NewTicker(n.opts.StatusUpdateFrequency)
 	defer ticker.Stop()
-	backoff := newRetryDelay(n.clock, 200*time.Millisecond, n.opts.StatusUpdateFrequency)
+	newBackoff := func() wait.Backoff {
+		return wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: math.MaxInt32, Cap: n.opts.StatusUpdateFrequency}
+	}
+	backoff := newBackoff()
 	for {
-		wait := ticker.C()
+		next := ticker.C()
 		if !n.wasReady() {
-			wait = n.clock.After(fastCheck)
+			next = n.clock.After(fastCheck)
 		}
 		if err := n.sync(ctx); err != nil && ctx.Err() == nil {
 			n.log.Error(err, "Updating the Node failed; retrying")
-			wait = backoff.next()
+			next = n.clock.After(backoff.Step())
 		} else {
-			backoff.reset()
+			backoff = newBackoff()
 		}
 		// The Lease is owned by the Node: it starts once there is one.
 		if !leaseStarted && n.registered() {
@@ -91,7 +96,7 @@ func (n *Node) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-wait:
+		case <-next:
 		case <-n.kick:
 		}
 	}
@@ -266,9 +271,7 @@ func (n *Node) sync(ctx context.Context) error {
 	case err != nil:
 		return err
 	}
-	n.mu.Lock()
-	n.lastWrite = now
-	n.mu.Unlock()
+	n.markWritten(now)
 	n.setCurrent(patched)
 	n.noteReady(patched)
 	return nil
@@ -281,25 +284,3 @@ func (n *Node) setCurrent(node *v1.Node) {
 		n.current = node
 	}
 }
-
-// retryDelay doubles from initial to max between failed attempts.
-type retryDelay struct {
-	clock        clock.Clock
-	initial, max time.Duration
-	cur          time.Duration
-}
-
-func newRetryDelay(c clock.Clock, initial, maxDelay time.Duration) *retryDelay {
-	return &retryDelay{clock: c, initial: initial, max: maxDelay}
-}
-
-func (r *retryDelay) next() <-chan time.Time {
-	if r.cur == 0 {
-		r.cur = r.initial
-	} else if r.cur = 2 * r.cur; r.cur > r.max {
-		r.cur = r.max
-	}
-	return r.clock.After(r.cur)
-}
-
-func (r *retryDelay) reset() { r.cur = 0 }

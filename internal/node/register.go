@@ -38,11 +38,12 @@ func (n *Node) register(ctx context.Context) (*v1.Node, error) {
 		return nil, err
 	}
 	node.Status = status
-	stampHeartbeats(node.Status.Conditions, n.clock.Now())
+	now := n.clock.Now()
+	stampHeartbeats(node.Status.Conditions, now)
 	created, err := n.opts.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {
 		n.log.Info("Registered the Node", "uid", created.UID)
-		n.markWritten()
+		n.markWritten(now)
 		return created, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {

@@ -101,9 +101,10 @@ func stampHeartbeats(conds []v1.NodeCondition, now time.Time) {
 
 func statusEqual(a, b v1.NodeStatus) bool { return equality.Semantic.DeepEqual(a, b) }
 
-func (n *Node) markWritten() {
+// markWritten records when the status was last written.
+func (n *Node) markWritten(at time.Time) {
 	n.mu.Lock()
-	n.lastWrite = n.clock.Now()
+	n.lastWrite = at
 	n.mu.Unlock()
 }
 

@@ -148,7 +148,8 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 			return err
 		}
 	}
-	ready := readiness(ag, sourcesReady, sources)
+	sourcesErr := sourcesError(sourcesReady, sources)
+	ready := readiness(ag, sourcesErr)
 
 	api, err := localapi.New(localapi.Options{
 		SocketPath: o.LocalAPISocket,
@@ -164,13 +165,6 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		if serve, err = newServing(o.ServeAddress, reg, ready, o.Profiling, log); err != nil {
 			return err
 		}
-	}
-
-	sourcesErr := func() error {
-		if !sourcesReady() {
-			return fmt.Errorf("waiting for the first pods of the sources %v", sources)
-		}
-		return nil
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -195,11 +189,21 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 
 // readiness is ready once every configured source has sent its pods and
 // the agent says it is ready.
-func readiness(ag *agent.Agent, sourcesReady func() bool, sources []podtypes.Source) func() error {
+func readiness(ag *agent.Agent, sourcesErr func() error) func() error {
+	return func() error {
+		if err := sourcesErr(); err != nil {
+			return err
+		}
+		return ag.Ready()
+	}
+}
+
+// sourcesError says which sources have not sent their first pods yet.
+func sourcesError(sourcesReady func() bool, sources []podtypes.Source) func() error {
 	return func() error {
 		if !sourcesReady() {
 			return fmt.Errorf("waiting for the first pods of the sources %v", sources)
 		}
-		return ag.Ready()
+		return nil
 	}
 }
