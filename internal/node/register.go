@@ -9,7 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/nodeagent/nodeagent/internal/uidpatch"
 )
 
 // labels are the labels the agent sets on its Node: the ones every node
@@ -67,7 +68,7 @@ func (n *Node) adopt(ctx context.Context, existing *v1.Node) (*v1.Node, error) {
 		n.log.Info("Adopted the existing Node", "uid", existing.UID)
 		return existing, nil
 	}
-	patch, err := twoWayPatch(existing, want)
+	patch, err := uidpatch.TwoWay(existing, want, existing.UID)
 	if err != nil {
 		return nil, err
 	}
@@ -77,23 +78,4 @@ func (n *Node) adopt(ctx context.Context, existing *v1.Node) (*v1.Node, error) {
 	}
 	n.log.Info("Adopted the existing Node and set its labels", "uid", adopted.UID)
 	return adopted, nil
-}
-
-// twoWayPatch is the strategic merge patch from old to new, with old's
-// UID as a precondition: a Node deleted and made again under the same
-// name is not patched as if it were the old one.
-func twoWayPatch(old, new *v1.Node) ([]byte, error) {
-	oldJSON, err := jsonOf(old)
-	if err != nil {
-		return nil, err
-	}
-	newJSON, err := jsonOf(new)
-	if err != nil {
-		return nil, err
-	}
-	patch, err := strategicpatch.CreateTwoWayMergePatch(oldJSON, newJSON, v1.Node{})
-	if err != nil {
-		return nil, fmt.Errorf("computing the Node patch: %w", err)
-	}
-	return withUIDPrecondition(patch, old.UID)
 }

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"time"
@@ -11,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/internal/uidpatch"
 )
 
 // desiredStatus is base's status with every field the agent owns set to
@@ -113,7 +114,7 @@ func (n *Node) patchStatus(ctx context.Context, cur *v1.Node, want v1.NodeStatus
 	next := cur.DeepCopy()
 	next.Status = want
 	stampHeartbeats(next.Status.Conditions, now)
-	patch, err := twoWayPatch(cur, next)
+	patch, err := uidpatch.TwoWay(cur, next, cur.UID)
 	if err != nil {
 		return nil, err
 	}
@@ -168,28 +169,4 @@ func firstGlobalIP() net.IP {
 		}
 	}
 	return v6
-}
-
-func jsonOf(node *v1.Node) ([]byte, error) {
-	b, err := json.Marshal(node)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the Node: %w", err)
-	}
-	return b, nil
-}
-
-// withUIDPrecondition adds metadata.uid to a patch: the apiserver refuses
-// it with a conflict if the Node now has another UID.
-func withUIDPrecondition(patch []byte, uid types.UID) ([]byte, error) {
-	var m map[string]any
-	if err := json.Unmarshal(patch, &m); err != nil {
-		return nil, fmt.Errorf("decoding the Node patch: %w", err)
-	}
-	meta, _ := m["metadata"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta["uid"] = string(uid)
-	m["metadata"] = meta
-	return json.Marshal(m)
 }

@@ -124,7 +124,10 @@ func (m *Merger) compare(existing, ref *corev1.Pod, next map[types.UID]*corev1.P
 	}
 	if !podsDiffer(existing, ref) {
 		if !equal(&existing.Status, &ref.Status) {
+			// The version goes with the status: a receiver that compares
+			// what it wrote with what it sees needs both.
 			existing.Status = ref.Status
+			existing.ResourceVersion = ref.ResourceVersion
 			d.reconciles = append(d.reconciles, existing)
 		}
 		return

@@ -37,6 +37,14 @@ func (m *Manager) MirrorPodByPod(pod *corev1.Pod) (*corev1.Pod, bool) {
 	return m.mirrorByFullName(podtypes.PodFullName(pod))
 }
 
+// MirrorPodByFullName returns the mirror pod with the given full name; if
+// two share it, the one added or updated last.
+func (m *Manager) MirrorPodByFullName(fullName string) (*corev1.Pod, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.mirrorByFullName(fullName)
+}
+
 // PodByMirrorPod returns the static pod that carries the mirror's full name.
 func (m *Manager) PodByMirrorPod(mirror *corev1.Pod) (*corev1.Pod, bool) {
 	m.mu.RLock()
