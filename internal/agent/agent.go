@@ -31,7 +31,11 @@ type Agent struct {
 	adoption  *adoptionRuntime
 	admission *portAdmission
 	metrics   *agentMetrics
-	log       logr.Logger
+	// api is nil in standalone mode.
+	api      *apiSync
+	events   *podEvents
+	nodeName string
+	log      logr.Logger
 	running   atomic.Bool
 }
 
@@ -48,11 +52,22 @@ func New(opts Options) (*Agent, error) {
 	}
 	a := &Agent{
 		pods:      podmanager.New(),
-		statuses:  status.NewStore(m.PodPhases),
 		timeline:  timeline.NewWithClock(opts.TimelinePerPod, opts.Clock),
 		log:       log,
 		metrics:   m,
 		admission: newPortAdmission(),
+		nodeName:  opts.NodeName,
+	}
+	a.events = newPodEvents(opts.Recorder, a.pods)
+	var statusChanged func(types.UID)
+	if opts.Connected {
+		statusChanged = func(uid types.UID) { a.api.statusChanged(uid) }
+	}
+	a.statuses = status.NewStore(m.PodPhases, statusChanged)
+	if opts.Connected {
+		if a.api, err = newAPISync(opts, a.pods, a.statuses); err != nil {
+			return nil, err
+		}
 	}
 	a.ckpt = newCheckpointer(opts.Checkpoint, opts.Clock, m, log.WithName("checkpoint"))
 	a.adoption = newAdoptionRuntime(opts.Runtime, func(uid types.UID, running int) {
@@ -69,7 +84,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	s := &syncer{
 		rt: a.adoption, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
-		timeline: a.timeline, desired: desired, clock: opts.Clock, log: log.WithName("syncer"),
+		timeline: a.timeline, events: a.events, desired: desired, clock: opts.Clock, log: log.WithName("syncer"),
 		pods: map[types.UID]*podRecord{},
 	}
 	a.workers, err = podworkers.New(podworkers.Options{
@@ -82,7 +97,7 @@ func New(opts Options) (*Agent, error) {
 	a.loop = &syncLoop{
 		updates: opts.Updates, events: a.pleg.Events(), pods: a.pods, workers: a.workers,
 		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval, ckpt: a.ckpt,
-		admission: a.admission, statuses: a.statuses,
+		admission: a.admission, statuses: a.statuses, api: a.api,
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
 		housekeeper: &housekeeper{
 			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,

@@ -40,6 +40,7 @@ func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 				continue // it never ran
 			}
 			l.pods.UpdatePod(pod)
+			l.api.podChanged(pod)
 			if !podtypes.IsMirrorPod(pod) {
 				l.kill(pod)
 			}
@@ -74,9 +75,9 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 	}
 	l.pods.UpdatePod(pod) // AddPod is the same operation
 	l.ckpt.accepted(pod)
+	l.api.podChanged(pod)
 	if podtypes.IsMirrorPod(pod) {
-		l.mirrorChanged(pod)
-		return
+		return // the apiserver's view only: apiSync keeps it
 	}
 	if pod.DeletionTimestamp != nil {
 		l.kill(pod)
@@ -99,8 +100,8 @@ func (l *syncLoop) remove(pod *corev1.Pod) {
 		return // it never ran
 	}
 	l.pods.RemovePod(pod)
+	l.api.podRemoved(pod)
 	if podtypes.IsMirrorPod(pod) {
-		l.mirrorChanged(pod)
 		return
 	}
 	// A completed pod has nothing left to terminate: forget it now, so
@@ -120,14 +121,6 @@ func (l *syncLoop) kill(pod *corev1.Pod) {
 	}
 	opts := &podworkers.KillPodOptions{GracePeriodOverride: pod.DeletionGracePeriodSeconds}
 	l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: opts})
-}
-
-// mirrorChanged syncs the static pod a mirror belongs to, so that it sees
-// the mirror (or its absence).
-func (l *syncLoop) mirrorChanged(mirror *corev1.Pod) {
-	if pod, ok := l.pods.PodByMirrorPod(mirror); ok {
-		l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod, MirrorPod: l.mirrorOf(pod)})
-	}
 }
 
 func (l *syncLoop) mirrorOf(pod *corev1.Pod) *corev1.Pod {

@@ -28,6 +28,7 @@ type syncLoop struct {
 	ckpt         *checkpointer
 	admission    *portAdmission
 	statuses     *status.Store
+	api          *apiSync
 	timeline     *timeline.Log
 	clock        clock.WithTicker
 	due          time.Duration

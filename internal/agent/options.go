@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
@@ -88,6 +89,12 @@ type Options struct {
 	// Checkpoint is where the agent remembers its static pods and their
 	// lifecycle across restarts (see Restore); nil remembers nothing.
 	Checkpoint checkpoint.Store
+	// Connected builds the parts that keep the apiserver current (mirror
+	// pods, pod statuses); RunConnected runs them once the Node exists.
+	// Recorder, if not nil, receives the pods' events and the Node's
+	// events about static pods that cannot be mirrored.
+	Connected bool
+	Recorder  record.EventRecorder
 	// Registry receives the agent's metrics; nil registers none.
 	Registry metrics.KubeRegistry
 	Logger   logr.Logger

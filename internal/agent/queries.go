@@ -30,6 +30,22 @@ type PodInfo struct {
 	// containers running (started by an agent before this one) and kept them.
 	Restored bool
 	Adopted  bool
+	// Mirror is a static pod's mirror pod, in connected mode; nil
+	// otherwise.
+	Mirror *MirrorInfo
+}
+
+// MirrorInfo is the state of a static pod's mirror pod.
+type MirrorInfo struct {
+	// UID is the mirror pod's, or "" while there is none.
+	UID types.UID
+	// Synced: the mirror exists and mirrors this version of the pod.
+	// StatusSynced: it holds the pod's newest status.
+	Synced       bool
+	StatusSynced bool
+	// Problem says what keeps the mirror from being current: the pod
+	// cannot be mirrored (and why), or the last attempt failed.
+	Problem string
 }
 
 // Pods returns every pod a source wants, and those still being terminated
@@ -93,6 +109,11 @@ func (a *Agent) complete(info PodInfo) PodInfo {
 	info.Origin = podtypes.ConfigOrigin(info.Pod)
 	info.Restored = a.ckpt.wasRestored(uid)
 	info.Adopted = a.adoption.wasAdopted(uid)
+	if a.api != nil && podtypes.IsStaticPod(info.Pod) {
+		m := a.api.mirrors.Mirror(info.Pod)
+		_, statusSynced := a.api.statuses.Synced(uid)
+		info.Mirror = &MirrorInfo{UID: m.UID, Synced: m.Synced, StatusSynced: m.Synced && statusSynced, Problem: m.Problem}
+	}
 	return info
 }
 

@@ -46,6 +46,7 @@ type syncer struct {
 	cache    statusCache
 	statuses *status.Store
 	timeline *timeline.Log
+	events   *podEvents
 	// desired reports whether a source still wants the pod.
 	desired func(types.UID) bool
 	clock   clock.PassiveClock
@@ -121,6 +122,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 	res, syncErr := s.rt.SyncPod(ctx, pod, mounts, rs)
 	s.synced(uid, s.clock.Now())
 	s.recordActions(uid, res.Actions)
+	s.events.actions(pod, res.Actions)
 	if len(res.Actions) > 0 && ctx.Err() == nil {
 		// The status of before the actions is stale now; the PLEG would
 		// tell within a relist, but the status store can know at once.

@@ -34,6 +34,7 @@ func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, graceP
 		}
 	}
 	grace := gracePeriod
+	s.events.stopping(pod, grace)
 	if err := s.rt.StopPod(ctx, pod, runtime.Pod{ID: uid, Name: pod.Name, Namespace: pod.Namespace}, &grace); err != nil {
 		return s.failed(uid, err)
 	}

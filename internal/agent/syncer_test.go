@@ -34,7 +34,7 @@ func TestSyncPodStoresItsFreshStatusInTheCache(t *testing.T) {
 	cache.UpdateTime(time.Now()) // a relist has happened: a new pod waits for nothing
 	clk := testingclock.NewFakeClock(time.Now())
 	s := &syncer{
-		rt: rt, vols: vols, cache: cache, statuses: status.NewStore(nil), timeline: timeline.New(0),
+		rt: rt, vols: vols, cache: cache, statuses: status.NewStore(nil, nil), timeline: timeline.New(0),
 		desired: func(types.UID) bool { return true }, clock: clk,
 		log: testr.New(t), pods: map[types.UID]*podRecord{},
 	}

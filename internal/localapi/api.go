@@ -42,6 +42,22 @@ type Pod struct {
 	StartTime      *time.Time  `json:"startTime,omitempty"`
 	InitContainers []Container `json:"initContainers,omitempty"`
 	Containers     []Container `json:"containers,omitempty"`
+	// Mirror is a static pod's mirror pod in the apiserver, when the
+	// agent is connected to one.
+	Mirror *Mirror `json:"mirror,omitempty"`
+}
+
+// Mirror is the state of a static pod's mirror pod.
+type Mirror struct {
+	// UID is the mirror pod's UID, empty while there is none.
+	UID string `json:"uid,omitempty"`
+	// Synced is true when the mirror exists and mirrors this version of
+	// the pod; StatusSynced when it also holds the pod's newest status.
+	Synced       bool `json:"synced"`
+	StatusSynced bool `json:"statusSynced"`
+	// Problem says what keeps the mirror from being current, such as a
+	// pod that NodeRestriction does not let the node mirror.
+	Problem string `json:"problem,omitempty"`
 }
 
 // The states a Container can be in.

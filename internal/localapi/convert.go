@@ -26,6 +26,7 @@ func toPod(in PodInfo) Pod {
 		Message:     in.Status.Message,
 		PodIP:       in.Status.PodIP,
 		StartTime:   timeOf(in.Status.StartTime),
+		Mirror:      in.Mirror,
 	}
 	if p := in.Pod; p != nil {
 		out.Namespace, out.Name, out.UID = p.Namespace, p.Name, string(p.UID)

@@ -40,4 +40,6 @@ type PodInfo struct {
 	// running at start, its containers kept.
 	Restored bool
 	Adopted  bool
+	// Mirror is a static pod's mirror pod, in connected mode.
+	Mirror *Mirror
 }

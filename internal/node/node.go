@@ -158,6 +158,21 @@ func (n *Node) noteReady(written *v1.Node) {
 	}
 }
 
+// ErrNotRegistered is returned by Current before the Node is registered,
+// or while it is registered again after it was deleted.
+var ErrNotRegistered = errors.New("the Node is not registered yet")
+
+// Current returns the newest Node object the agent wrote or saw, as the
+// mirror pods' owner needs it. It must be treated as read-only.
+func (n *Node) Current(context.Context) (*v1.Node, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.current == nil {
+		return nil, ErrNotRegistered
+	}
+	return n.current, nil
+}
+
 func (n *Node) registered() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()

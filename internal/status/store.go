@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -18,6 +19,7 @@ type Entry struct {
 // read-only.
 type Store struct {
 	onPhases func(map[corev1.PodPhase]int)
+	onChange func(types.UID)
 
 	mu     sync.RWMutex
 	pods   map[types.UID]Entry
@@ -27,14 +29,15 @@ type Store struct {
 // NewStore returns an empty Store. onPhases, if not nil, is called with the
 // number of pods in each phase whenever those numbers change, with the
 // store's lock held: it must be quick and must not call the store.
-func NewStore(onPhases func(map[corev1.PodPhase]int)) *Store {
-	return &Store{onPhases: onPhases, pods: map[types.UID]Entry{}, phases: map[corev1.PodPhase]int{}}
+// onChange, if not nil, is called, without the lock, after a pod's status
+// changed or was deleted.
+func NewStore(onPhases func(map[corev1.PodPhase]int), onChange func(types.UID)) *Store {
+	return &Store{onPhases: onPhases, onChange: onChange, pods: map[types.UID]Entry{}, phases: map[corev1.PodPhase]int{}}
 }
 
 // Set stores the pod's status.
 func (s *Store) Set(pod *corev1.Pod, st corev1.PodStatus) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	old, had := s.pods[pod.UID]
 	s.pods[pod.UID] = Entry{Pod: pod, Status: st}
 	if !had || old.Status.Phase != st.Phase {
@@ -43,6 +46,10 @@ func (s *Store) Set(pod *corev1.Pod, st corev1.PodStatus) {
 		}
 		s.phases[st.Phase]++
 		s.reportLocked()
+	}
+	s.mu.Unlock()
+	if s.onChange != nil && (!had || !equality.Semantic.DeepEqual(&old.Status, &st)) {
+		s.onChange(pod.UID)
 	}
 }
 
@@ -66,14 +73,16 @@ func (s *Store) Status(uid types.UID) *corev1.PodStatus {
 // Delete forgets the pod.
 func (s *Store) Delete(uid types.UID) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	old, ok := s.pods[uid]
-	if !ok {
-		return
+	if ok {
+		delete(s.pods, uid)
+		s.phases[old.Status.Phase]--
+		s.reportLocked()
 	}
-	delete(s.pods, uid)
-	s.phases[old.Status.Phase]--
-	s.reportLocked()
+	s.mu.Unlock()
+	if ok && s.onChange != nil {
+		s.onChange(uid)
+	}
 }
 
 // List returns every entry, in no particular order.

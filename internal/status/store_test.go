@@ -1,6 +1,7 @@
 package status
 
 import (
+	"slices"
 	"sync"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 
 func TestStore(t *testing.T) {
 	var reported []map[corev1.PodPhase]int
-	s := NewStore(func(c map[corev1.PodPhase]int) { reported = append(reported, c) })
+	s := NewStore(func(c map[corev1.PodPhase]int) { reported = append(reported, c) }, nil)
 	a := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "a"}}
 	b := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "b"}}
 
@@ -44,7 +45,7 @@ func TestStore(t *testing.T) {
 }
 
 func TestStoreConcurrentUse(t *testing.T) {
-	s := NewStore(func(map[corev1.PodPhase]int) {})
+	s := NewStore(func(map[corev1.PodPhase]int) {}, nil)
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Go(func() {
@@ -57,4 +58,21 @@ func TestStoreConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestStoreTellsOfChangesOnly(t *testing.T) {
+	var changed []types.UID
+	s := NewStore(nil, func(uid types.UID) { changed = append(changed, uid) })
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "a"}}
+	running := corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	s.Set(pod, running)
+	s.Set(pod, *running.DeepCopy()) // equal: nothing to tell
+	ready := running.DeepCopy()
+	ready.Conditions[0].Status = corev1.ConditionFalse
+	s.Set(pod, *ready)
+	s.Delete("a")
+	s.Delete("a") // already gone
+	if want := []types.UID{"a", "a", "a"}; !slices.Equal(changed, want) {
+		t.Fatalf("onChange calls = %v, want %v (new, changed, deleted)", changed, want)
+	}
 }

@@ -44,38 +44,43 @@ func New(opts Options) (*Client, error) {
 	return &Client{client: opts.Client, nodeName: opts.NodeName, nodes: opts.Nodes}, nil
 }
 
-// Create creates the mirror pod of a static pod. An existing mirror with the
-// same hash counts as created; any other existing pod of that name is an
-// error matching ErrMirrorHashMismatch.
-func (c *Client) Create(ctx context.Context, static *corev1.Pod) error {
+// Create creates the mirror pod of a static pod and returns it as the
+// apiserver stored it. An existing mirror with the same hash counts as
+// created, and is returned; any other existing pod of that name is an
+// error matching ErrMirrorHashMismatch. A static pod that cannot be
+// mirrored is an error matching ErrNotMirrorable, found before any request.
+func (c *Client) Create(ctx context.Context, static *corev1.Pod) (*corev1.Pod, error) {
 	fullName := podtypes.PodFullName(static)
+	if err := CheckMirrorable(static); err != nil {
+		return nil, fmt.Errorf("mirror pod %q: %w", fullName, err)
+	}
 	ownerRef, err := c.nodeOwnerReference(ctx)
 	if err != nil {
-		return fmt.Errorf("mirror pod %q: %w", fullName, err)
+		return nil, fmt.Errorf("mirror pod %q: %w", fullName, err)
 	}
 	mirrorPod := Build(static, ownerRef)
-	_, err = c.client.CoreV1().Pods(mirrorPod.Namespace).Create(ctx, mirrorPod, metav1.CreateOptions{})
+	created, err := c.client.CoreV1().Pods(mirrorPod.Namespace).Create(ctx, mirrorPod, metav1.CreateOptions{})
 	if err == nil {
-		return nil
+		return created, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("mirror pod %q: create: %w", fullName, err)
+		return nil, fmt.Errorf("mirror pod %q: create: %w", fullName, err)
 	}
 	// The create response carries no object on conflict, so read the
 	// existing pod to learn whether it already mirrors this version.
 	existing, getErr := c.client.CoreV1().Pods(mirrorPod.Namespace).Get(ctx, mirrorPod.Name, metav1.GetOptions{})
 	if getErr != nil {
-		return fmt.Errorf("mirror pod %q: exists, but reading it failed: %w", fullName, getErr)
+		return nil, fmt.Errorf("mirror pod %q: exists, but reading it failed: %w", fullName, getErr)
 	}
 	want := StaticPodHash(static)
 	got, isMirror := MirrorPodHash(existing)
 	switch {
 	case !isMirror:
-		return fmt.Errorf("mirror pod %q: a pod that is not a mirror pod holds the name: %w", fullName, ErrMirrorHashMismatch)
+		return nil, fmt.Errorf("mirror pod %q: a pod that is not a mirror pod holds the name: %w", fullName, ErrMirrorHashMismatch)
 	case got != want:
-		return fmt.Errorf("mirror pod %q: existing mirror has hash %q, static pod has %q: %w", fullName, got, want, ErrMirrorHashMismatch)
+		return nil, fmt.Errorf("mirror pod %q: existing mirror has hash %q, static pod has %q: %w", fullName, got, want, ErrMirrorHashMismatch)
 	}
-	return nil
+	return existing, nil
 }
 
 // Delete deletes the mirror pod with the given full name at once (grace

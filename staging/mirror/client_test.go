@@ -60,7 +60,7 @@ func TestCreateSetsOwnerReferenceAndAnnotationsExactly(t *testing.T) {
 	static := staticPod("h1")
 	before := static.DeepCopy()
 
-	if err := c.Create(context.Background(), static); err != nil {
+	if _, err := c.Create(context.Background(), static); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
 	got, err := cs.CoreV1().Pods("kube-system").Get(context.Background(), "etcd-node1", metav1.GetOptions{})
@@ -108,7 +108,7 @@ func TestCreateWhenMirrorExists(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := fake.NewClientset(tt.existing)
 			c := newClient(t, cs, testNode(), nil)
-			err := c.Create(context.Background(), staticPod("h1"))
+			_, err := c.Create(context.Background(), staticPod("h1"))
 			if tt.wantErr == nil {
 				if err != nil {
 					t.Fatalf("Create: %v", err)
@@ -133,7 +133,7 @@ func TestCreateAlreadyExistsFromReactorReadsExisting(t *testing.T) {
 		cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 			return true, nil, apierrors.NewAlreadyExists(podsResource, "etcd-node1")
 		})
-		err := newClient(t, cs, testNode(), nil).Create(context.Background(), staticPod("h1"))
+		_, err := newClient(t, cs, testNode(), nil).Create(context.Background(), staticPod("h1"))
 		if gotErr := errors.Is(err, ErrMirrorHashMismatch); gotErr != tc.wantErr || (!tc.wantErr && err != nil) {
 			t.Errorf("existing hash %s: Create error = %v, want mismatch=%v", tc.existingHash, err, tc.wantErr)
 		}
@@ -175,7 +175,7 @@ func TestCreateErrors(t *testing.T) {
 			if tt.reactor != nil {
 				tt.reactor(cs)
 			}
-			err := newClient(t, cs, tt.node, tt.nodeErr).Create(context.Background(), staticPod("h1"))
+			_, err := newClient(t, cs, tt.node, tt.nodeErr).Create(context.Background(), staticPod("h1"))
 			if err == nil || !strings.Contains(err.Error(), tt.wantText) || !strings.Contains(err.Error(), "etcd-node1_kube-system") {
 				t.Fatalf("Create error = %v; want one naming the pod and containing %q", err, tt.wantText)
 			}

@@ -12,7 +12,7 @@
 //		NodeName: "node1",
 //		Nodes:    mirror.NodeGetterFunc(func(ctx context.Context) (*corev1.Node, error) { ... }),
 //	})
-//	err = c.Create(ctx, staticPod)
+//	created, err := c.Create(ctx, staticPod)
 //	deleted, err := c.Delete(ctx, "etcd-node1_kube-system", &mirrorUID)
 //
 // Create is idempotent for an unchanged static pod: an existing mirror with

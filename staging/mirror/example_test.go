@@ -31,8 +31,10 @@ func Example() {
 		Name: "etcd-node1", Namespace: "kube-system",
 		Annotations: map[string]string{podtypes.ConfigSourceAnnotationKey: "file", podtypes.ConfigHashAnnotationKey: "h1"},
 	}}
-	fmt.Println("create:", c.Create(ctx, static))
-	fmt.Println("again:", c.Create(ctx, static)) // same hash: nothing to do
+	created, err := c.Create(ctx, static)
+	fmt.Println("create:", err)
+	again, err := c.Create(ctx, static) // same hash: nothing to do
+	fmt.Println("again:", err, again.UID == created.UID)
 
 	got, _ := clientset.CoreV1().Pods("kube-system").Get(ctx, "etcd-node1", metav1.GetOptions{})
 	hash, _ := mirror.MirrorPodHash(got)
@@ -42,7 +44,7 @@ func Example() {
 	fmt.Println("deleted:", deleted, err)
 	// Output:
 	// create: <nil>
-	// again: <nil>
+	// again: <nil> true
 	// owner: Node node1 hash: h1
 	// deleted: true <nil>
 }

@@ -72,7 +72,7 @@ func TestMirrorPodLifecycleUnderNodeRestriction(t *testing.T) {
 	static := staticPod("web", "hash-1")
 	fullName := podtypes.PodFullName(static)
 
-	if err := mc.Create(ctx, static); err != nil {
+	if _, err := mc.Create(ctx, static); err != nil {
 		t.Fatalf("creating the mirror pod as the node: %v", err)
 	}
 	got, err := env.AdminClient.CoreV1().Pods(static.Namespace).Get(ctx, static.Name, metav1.GetOptions{})
@@ -93,10 +93,10 @@ func TestMirrorPodLifecycleUnderNodeRestriction(t *testing.T) {
 		t.Errorf("the apiserver kept the static pod's UID")
 	}
 
-	if err := mc.Create(ctx, static); err != nil {
+	if _, err := mc.Create(ctx, static); err != nil {
 		t.Errorf("re-creating with the same hash: %v, want success", err)
 	}
-	if err := mc.Create(ctx, staticPod("web", "hash-2")); !errors.Is(err, mirror.ErrMirrorHashMismatch) {
+	if _, err := mc.Create(ctx, staticPod("web", "hash-2")); !errors.Is(err, mirror.ErrMirrorHashMismatch) {
 		t.Errorf("creating with another hash: %v, want ErrMirrorHashMismatch", err)
 	}
 

@@ -10,13 +10,19 @@ import (
 	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/version"
 
+	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/nodeidentity"
+	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/mirror"
 )
 
 // NoAPIPodsTaint keeps the scheduler from placing pods on the node while
@@ -134,11 +140,23 @@ func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHea
 	})
 }
 
-// connected joins the cluster and keeps the Node current until ctx ends:
-// the identity first (a bootstrap may wait for its CSR to be signed; the
-// static pods run meanwhile), then its rotation, the Node and its Lease.
-func (o *Options) connected(ctx context.Context, rt node.Runtime, agentHealth, sourcesReady func() error, reg metrics.KubeRegistry, log logr.Logger) error {
-	id, err := o.identity(ctx, reg, log)
+// connectedParts are the parts of the agent that connected mode uses.
+type connectedParts struct {
+	rt         *runtime.Runtime
+	agent      *agent.Agent
+	merger     *config.Merger
+	events     *events
+	sourcesErr func() error
+	reg        metrics.KubeRegistry
+}
+
+// connected joins the cluster and keeps it current until ctx ends: the
+// identity first (a bootstrap may wait for its CSR to be signed; the
+// static pods run meanwhile), then its rotation, the Node and its Lease,
+// the apiserver source (mirror pods), the mirror pods and pod statuses,
+// and the events recorded so far and from then on.
+func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logger) error {
+	id, err := o.identity(ctx, p.reg, log)
 	if err != nil {
 		return fmt.Errorf("connected mode: %w", err)
 	}
@@ -146,12 +164,24 @@ func (o *Options) connected(ctx context.Context, rt node.Runtime, agentHealth, s
 	if err != nil {
 		return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
 	}
-	nd, err := o.newNode(client, rt, agentHealth, sourcesReady, log)
+	p.events.connect(client)
+	nd, err := o.newNode(client, p.rt, p.agent.Ready, p.sourcesErr, log)
+	if err != nil {
+		return err
+	}
+	source, err := config.NewAPIServerSource(config.APIServerOptions{
+		Pods: client.CoreV1().Pods(metav1.NamespaceAll), NodeName: o.NodeName, Logger: log,
+		Sink: &mirrorsOnly{next: p.merger, rec: p.events.recorder(), log: log.WithName("apiserver-source").Info, told: map[types.UID]bool{}},
+	})
 	if err != nil {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return id.Run(gctx) })
 	g.Go(func() error { return nd.Run(gctx) })
+	g.Go(func() error { return source.Run(gctx) })
+	g.Go(func() error {
+		return p.agent.RunConnected(gctx, agent.Connection{Client: client, Node: mirror.NodeGetterFunc(nd.Current)})
+	})
 	return g.Wait()
 }

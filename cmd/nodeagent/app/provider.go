@@ -45,6 +45,9 @@ func (p *apiProvider) Pods() []localapi.PodInfo {
 			Restored:    in.Restored,
 			Adopted:     in.Adopted,
 		}
+		if m := in.Mirror; m != nil {
+			info.Mirror = &localapi.Mirror{UID: string(m.UID), Synced: m.Synced, StatusSynced: m.StatusSynced, Problem: m.Problem}
+		}
 		out = append(out, info)
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -79,7 +80,17 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if o.ManifestURL != "" {
 		sources = append(sources, podtypes.HTTPSource)
 	}
-	sourcesReady := func() bool { return merger.SeenAllSources(sources...) }
+	// In connected mode the apiserver is a source too (of mirror pods, for
+	// now): its pods are awaited before mirrors without a static pod are
+	// taken for orphans. The static sources never wait for it.
+	readySources := sources
+	var ev *events
+	if o.Kubeconfig != "" {
+		readySources = append(slices.Clone(sources), podtypes.APIServerSource)
+		ev = newEvents(ctx, o.NodeName)
+		defer ev.shutdown()
+	}
+	sourcesReady := func() bool { return merger.SeenAllSources(readySources...) }
 
 	// The checkpoint: what the agent remembers of its static pods across
 	// restarts. An unreadable file has been moved aside (Open logs it) and
@@ -108,6 +119,8 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		Updates:              merger.Updates(),
 		SourcesReady:         sourcesReady,
 		Checkpoint:           store,
+		Connected:            ev != nil,
+		Recorder:             ev.recorder(),
 		SyncFrequency:        o.SyncFrequency,
 		RelistInterval:       o.RelistInterval,
 		HousekeepingInterval: o.HousekeepingInterval,
@@ -127,7 +140,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	var fileSource *config.FileSource
 	if o.ManifestDir != "" {
 		fileSource, err = config.NewFileSource(config.FileOptions{
-			Path: o.ManifestDir, NodeName: o.NodeName, Sink: merger, Holders: restored.Holders,
+			Path: o.ManifestDir, NodeName: o.NodeName, Sink: merger, Holders: restored.Holders, Recorder: ev.recorder(),
 			ResyncInterval: o.FileCheckFrequency, Logger: log, Metrics: configMetrics,
 		})
 		if err != nil {
@@ -141,14 +154,14 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 			return err
 		}
 		httpSource, err = config.NewHTTPSource(config.HTTPOptions{
-			URL: o.ManifestURL, Header: header, NodeName: o.NodeName, Sink: merger,
+			URL: o.ManifestURL, Header: header, NodeName: o.NodeName, Sink: merger, Recorder: ev.recorder(),
 			Interval: o.HTTPCheckFrequency, Logger: log, Metrics: configMetrics,
 		})
 		if err != nil {
 			return err
 		}
 	}
-	sourcesErr := sourcesError(sourcesReady, sources)
+	sourcesErr := sourcesError(sourcesReady, readySources)
 	ready := readiness(ag, sourcesErr)
 
 	api, err := localapi.New(localapi.Options{
@@ -177,7 +190,9 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	}
 	g.Go(func() error { return api.Run(gctx) })
 	if o.Kubeconfig != "" {
-		g.Go(func() error { return o.connected(gctx, rt, ag.Ready, sourcesErr, reg, log) })
+		g.Go(func() error {
+			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg}, log)
+		})
 	}
 	if serve != nil {
 		g.Go(func() error { return serve.Run(gctx) })

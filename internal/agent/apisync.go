@@ -1,0 +1,120 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/nodeagent/nodeagent/internal/mirrorsync"
+	"github.com/nodeagent/nodeagent/internal/status"
+	"github.com/nodeagent/nodeagent/internal/statusmanager"
+	"github.com/nodeagent/nodeagent/staging/mirror"
+	"github.com/nodeagent/nodeagent/staging/podmanager"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// apiSync is what keeps the apiserver telling the agent's story, in
+// connected mode: the mirror pods of the static pods, and the pod
+// statuses. The sync loop tells it what changed; a nil *apiSync (the
+// standalone agent) is told nothing.
+type apiSync struct {
+	pods     *podmanager.Manager
+	mirrors  *mirrorsync.Reconciler
+	statuses *statusmanager.Manager
+}
+
+// podChanged: a pod was added or changed, or its deletion requested.
+func (s *apiSync) podChanged(pod *corev1.Pod) {
+	if s == nil {
+		return
+	}
+	switch {
+	case podtypes.IsMirrorPod(pod):
+		s.mirrors.Enqueue(podtypes.PodFullName(pod))
+		s.mirrorMoved(pod)
+	case podtypes.IsStaticPod(pod):
+		s.mirrors.Enqueue(podtypes.PodFullName(pod))
+	}
+}
+
+// podRemoved: a source no longer has the pod.
+func (s *apiSync) podRemoved(pod *corev1.Pod) {
+	if s == nil {
+		return
+	}
+	switch {
+	case podtypes.IsMirrorPod(pod):
+		s.mirrors.MirrorGone(podtypes.PodFullName(pod), pod.UID)
+		s.mirrorMoved(pod)
+	case podtypes.IsStaticPod(pod):
+		s.mirrors.Enqueue(podtypes.PodFullName(pod))
+	}
+}
+
+// mirrorMoved queues the status of the static pod whose mirror appeared,
+// changed or went: its status goes to the new mirror.
+func (s *apiSync) mirrorMoved(m *corev1.Pod) {
+	if static, ok := s.pods.PodByMirrorPod(m); ok {
+		s.statuses.Enqueue(static.UID)
+	}
+}
+
+// statusChanged: the status store holds a new status for uid.
+func (s *apiSync) statusChanged(uid types.UID) {
+	if s != nil {
+		s.statuses.Enqueue(uid)
+	}
+}
+
+func newAPISync(opts Options, pods *podmanager.Manager, statuses *status.Store) (*apiSync, error) {
+	mirrors, err := mirrorsync.New(mirrorsync.Options{
+		Pods: pods, SourcesReady: opts.SourcesReady, NodeName: opts.NodeName, Recorder: opts.Recorder,
+		Logger: opts.Logger, Clock: opts.Clock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sm := statusmanager.NewMetrics()
+	if opts.Registry != nil {
+		if err := sm.Register(opts.Registry); err != nil {
+			return nil, fmt.Errorf("status manager metrics: %w", err)
+		}
+	}
+	writer, err := statusmanager.New(statusmanager.Options{
+		Pods: pods, Statuses: statuses, Metrics: sm, Logger: opts.Logger, Clock: opts.Clock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &apiSync{pods: pods, mirrors: mirrors, statuses: writer}, nil
+}
+
+// Connection is what the agent needs to keep the apiserver current.
+type Connection struct {
+	// Client acts as the node's identity.
+	Client kubernetes.Interface
+	// Node returns this node's Node object (for its UID, the mirror pods'
+	// owner).
+	Node mirror.NodeGetter
+}
+
+// RunConnected keeps the mirror pods and the pod statuses in the apiserver
+// current until ctx ends. It needs an agent built with Options.Connected,
+// and runs once the Node exists.
+func (a *Agent) RunConnected(ctx context.Context, conn Connection) error {
+	if a.api == nil {
+		return fmt.Errorf("%w: the agent was not built for connected mode", ErrInvalidOptions)
+	}
+	mc, err := mirror.New(mirror.Options{Client: conn.Client, NodeName: a.nodeName, Nodes: conn.Node})
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return a.api.mirrors.Run(gctx, mc) })
+	g.Go(func() error { return a.api.statuses.Run(gctx, conn.Client.CoreV1()) })
+	return g.Wait()
+}

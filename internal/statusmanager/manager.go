@@ -1,0 +1,251 @@
+package statusmanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/nodeagent/nodeagent/internal/status"
+	"github.com/nodeagent/nodeagent/internal/uidpatch"
+	"github.com/nodeagent/nodeagent/staging/podmanager"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// The defaults of Options.
+const (
+	DefaultResyncInterval = 10 * time.Second
+	// A watch that shows another version than the one written, this soon
+	// after the write, is taken to lag behind it rather than to show
+	// someone else's write.
+	defaultWatchLag = 2 * time.Second
+	firstRetry      = 100 * time.Millisecond
+	lastRetry       = 5 * time.Second
+	workers         = 4
+)
+
+// Options configure a Manager. Pods and Statuses are required.
+type Options struct {
+	// Pods holds the targets: mirror pods and API pods as the apiserver
+	// source's watch last showed them.
+	Pods     *podmanager.Manager
+	Statuses *status.Store
+	// ResyncInterval is how often every status is compared with what the
+	// watch shows.
+	ResyncInterval time.Duration
+	Metrics        *Metrics
+	Logger         logr.Logger
+	Clock          clock.WithTicker
+}
+
+// Manager writes pod statuses to the apiserver. Enqueue and Synced are
+// safe for concurrent use; Run runs once.
+type Manager struct {
+	opts  Options
+	log   logr.Logger
+	queue workqueue.TypedRateLimitingInterface[types.UID]
+
+	mu      sync.Mutex
+	written map[types.UID]writtenStatus
+}
+
+// writtenStatus is the last status written for a pod (by the UID the
+// agent runs it under).
+type writtenStatus struct {
+	target types.UID // the UID of the object written to
+	rv     string    // its resourceVersion after the write
+	status corev1.PodStatus
+	at     time.Time
+}
+
+// New returns a Manager; nothing is written before Run.
+func New(opts Options) (*Manager, error) {
+	if opts.Pods == nil || opts.Statuses == nil {
+		return nil, errors.New("statusmanager: Options.Pods and Statuses are required")
+	}
+	if opts.ResyncInterval <= 0 {
+		opts.ResyncInterval = DefaultResyncInterval
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = logr.Discard()
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics()
+	}
+	return &Manager{
+		opts: opts,
+		log:  opts.Logger.WithName("status-manager"),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](firstRetry, lastRetry),
+			workqueue.TypedRateLimitingQueueConfig[types.UID]{Name: "pod_status", Clock: opts.Clock}),
+		written: map[types.UID]writtenStatus{},
+	}, nil
+}
+
+// Enqueue asks for the status of the pod the agent runs under uid to be
+// written, if it changed. Calls that come while one is queued coalesce.
+func (m *Manager) Enqueue(uid types.UID) { m.queue.Add(uid) }
+
+// Run writes statuses with client until ctx ends.
+func (m *Manager) Run(ctx context.Context, client corev1client.PodsGetter) error {
+	defer m.queue.ShutDown()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for m.processNext(ctx, client) {
+			}
+		})
+	}
+	m.resync()
+	tick := m.opts.Clock.NewTicker(m.opts.ResyncInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			m.queue.ShutDown()
+			wg.Wait()
+			return nil
+		case <-tick.C():
+			m.resync()
+		}
+	}
+}
+
+// resync queues every pod whose status the watch shows otherwise than the
+// agent has it.
+func (m *Manager) resync() {
+	for _, e := range m.opts.Statuses.List() {
+		target, ok := m.target(e.Pod)
+		if ok && !equal(&target.Status, normalize(e.Status)) {
+			m.queue.Add(e.Pod.UID)
+		}
+	}
+}
+
+func (m *Manager) processNext(ctx context.Context, client corev1client.PodsGetter) bool {
+	uid, shutdown := m.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer m.queue.Done(uid)
+	if err := m.sync(ctx, client, uid); err != nil {
+		if ctx.Err() == nil {
+			m.log.V(2).Info("Pod status not written; retrying", "podUID", uid, "err", err)
+		}
+		m.queue.AddRateLimited(uid)
+		return true
+	}
+	m.queue.Forget(uid)
+	return true
+}
+
+// sync writes the pod's status to its target if it differs from what the
+// target holds.
+func (m *Manager) sync(ctx context.Context, client corev1client.PodsGetter, uid types.UID) error {
+	e, ok := m.opts.Statuses.Get(uid)
+	if !ok {
+		m.forget(uid)
+		return nil
+	}
+	target, ok := m.target(e.Pod)
+	if !ok {
+		return nil // a new mirror, or its removal, queues the pod again
+	}
+	want := normalize(e.Status)
+	base := m.base(uid, target)
+	if equal(base, want) {
+		return nil
+	}
+	patch, err := uidpatch.TwoWay(&corev1.Pod{Status: *base}, &corev1.Pod{Status: *want}, target.UID)
+	if err != nil {
+		return err
+	}
+	start := m.opts.Clock.Now()
+	patched, err := client.Pods(target.Namespace).Patch(ctx, target.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	m.opts.Metrics.observe(err, m.opts.Clock.Since(start))
+	switch {
+	case apierrors.IsNotFound(err):
+		// The target is gone: its removal reaches the pod manager and
+		// queues the pod again if there is a new one.
+		return nil
+	case err != nil:
+		return fmt.Errorf("pod %s status: %w", podtypes.PodFullName(target), err)
+	}
+	m.mu.Lock()
+	m.written[uid] = writtenStatus{target: target.UID, rv: patched.ResourceVersion, status: *want, at: m.opts.Clock.Now()}
+	m.mu.Unlock()
+	return nil
+}
+
+// base is the status the target holds, as far as the manager knows: what
+// it last wrote there, unless the watch has shown another version since
+// (someone else wrote), or the status the watch shows.
+func (m *Manager) base(uid types.UID, target *corev1.Pod) *corev1.PodStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, ok := m.written[uid]
+	if !ok || w.target != target.UID {
+		return &target.Status
+	}
+	if target.ResourceVersion == w.rv || m.opts.Clock.Since(w.at) < defaultWatchLag {
+		return &w.status
+	}
+	return &target.Status
+}
+
+func (m *Manager) forget(uid types.UID) {
+	m.mu.Lock()
+	delete(m.written, uid)
+	m.mu.Unlock()
+}
+
+// target is the API object that carries the status of pod: the mirror of
+// this version of a static pod, or the API pod itself, as the pod manager
+// holds it.
+func (m *Manager) target(pod *corev1.Pod) (*corev1.Pod, bool) {
+	if podtypes.IsMirrorPod(pod) {
+		return nil, false
+	}
+	current, ok := m.opts.Pods.PodByUID(pod.UID)
+	if !ok {
+		return nil, false // no source wants it any more
+	}
+	if !podtypes.IsStaticPod(current) {
+		return current, true
+	}
+	mirror, ok := m.opts.Pods.MirrorPodByPod(current)
+	if !ok || mirror.DeletionTimestamp != nil || !podmanager.IsMirrorPodOf(mirror, current) {
+		return nil, false
+	}
+	return mirror, true
+}
+
+// Synced reports the UID of the object that carries the pod's status, and
+// whether it holds the agent's newest status.
+func (m *Manager) Synced(uid types.UID) (types.UID, bool) {
+	e, ok := m.opts.Statuses.Get(uid)
+	if !ok {
+		return "", false
+	}
+	target, ok := m.target(e.Pod)
+	if !ok {
+		return "", false
+	}
+	return target.UID, equal(m.base(uid, target), normalize(e.Status))
+}
+
+func equal(a, b *corev1.PodStatus) bool { return equality.Semantic.DeepEqual(a, b) }

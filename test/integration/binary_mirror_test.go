@@ -1,0 +1,204 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/nodeagent/nodeagent/internal/localapi"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// Connected mode, part 2: mirror pods and pod status in the apiserver,
+// written with the node's own identity under NodeRestriction.
+
+// waitMirror polls the mirror pod of the static pod name (as the admin)
+// until ok, or fails after timeout.
+func (h *agentHarness) waitMirror(name, what string, timeout time.Duration, ok func(*corev1.Pod) bool) *corev1.Pod {
+	h.t.Helper()
+	var last *corev1.Pod
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		p, err := env.AdminClient.CoreV1().Pods(metav1.NamespaceDefault).Get(ctx, h.podName(name), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			last = nil
+			return ok(nil), nil
+		}
+		if err != nil {
+			return false, nil
+		}
+		last = p
+		return ok(p), nil
+	})
+	if err != nil {
+		h.t.Fatalf("waiting for the mirror pod of %s: %s: %v\nlast seen: %s\n%s", name, what, err, describeMirror(last), h.log(30))
+	}
+	return last
+}
+
+func describeMirror(p *corev1.Pod) string {
+	if p == nil {
+		return "no mirror pod"
+	}
+	s := fmt.Sprintf("%s uid %s rv %s deleting %v annotations %v phase %s\n", p.Name, p.UID, p.ResourceVersion, p.DeletionTimestamp != nil, p.Annotations, p.Status.Phase)
+	for _, c := range p.Status.ContainerStatuses {
+		s += fmt.Sprintf("  %s ready=%v restarts=%d state=%+v\n", c.Name, c.Ready, c.RestartCount, c.State)
+	}
+	return s
+}
+
+// mirrorRunning: the mirror of the current version of the static pod
+// exists and its status says the container runs and is ready.
+func mirrorRunning(hash string) func(*corev1.Pod) bool {
+	return func(p *corev1.Pod) bool {
+		if p == nil || p.DeletionTimestamp != nil || p.Annotations[podtypes.ConfigMirrorAnnotationKey] != hash {
+			return false
+		}
+		if p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) == 0 {
+			return false
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Running == nil || !c.Ready {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func mirrorGone(p *corev1.Pod) bool { return p == nil }
+
+// localPod returns the static pod as the local API shows it.
+func (h *agentHarness) localPod(name string) localapi.Pod {
+	h.t.Helper()
+	return h.waitPod(name, "listed", 10*time.Second, func(localapi.Pod) bool { return true })
+}
+
+func TestBinaryMirrorPods(t *testing.T) {
+	h := newConnectedAgent(t)
+	waitNode(t, "Ready", 30*time.Second, isReady)
+	node := waitNodeTB(t)
+
+	h.writeManifest(testPod("web", shContainer("main", "while true; do sleep 1; done")))
+	p := h.waitPod("web", "running", 30*time.Second, runningContainer("main"))
+	m := h.waitMirror("web", "created and Running", 10*time.Second, mirrorRunning(p.ConfigHash))
+
+	t.Run("the mirror is what NodeRestriction admits, with the static pod's status", func(t *testing.T) {
+		if len(m.OwnerReferences) != 1 {
+			t.Fatalf("owner references = %+v, want exactly the Node", m.OwnerReferences)
+		}
+		o := m.OwnerReferences[0]
+		if o.Kind != "Node" || o.Name != env.NodeName || o.UID != node.UID || o.Controller == nil || !*o.Controller {
+			t.Errorf("owner reference = %+v, want the controller reference to Node %s uid %s", o, env.NodeName, node.UID)
+		}
+		if m.Spec.NodeName != env.NodeName {
+			t.Errorf("nodeName = %q", m.Spec.NodeName)
+		}
+		if m.Annotations[podtypes.ConfigHashAnnotationKey] != p.ConfigHash || m.Annotations[podtypes.ConfigSourceAnnotationKey] != "file" {
+			t.Errorf("annotations = %v, want the static pod's", m.Annotations)
+		}
+		cs := m.Status.ContainerStatuses[0]
+		local := findContainer(p, "main")
+		if cs.ContainerID != local.ContainerID || cs.ImageID == "" || cs.Image == "" || cs.Started == nil || !*cs.Started {
+			t.Errorf("container status = %+v, want the running container %s with its image", cs, local.ContainerID)
+		}
+		if m.Status.StartTime == nil || m.Status.QOSClass == "" || len(m.Status.HostIPs) == 0 && m.Status.HostIP != "" {
+			t.Errorf("status misses start time or QoS class: %+v", m.Status)
+		}
+		for _, typ := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady, corev1.PodScheduled} {
+			if c := podCondition(m, typ); c == nil || c.Status != corev1.ConditionTrue {
+				t.Errorf("condition %s = %+v, want True", typ, c)
+			}
+		}
+		lp := h.localPod("web")
+		if lp.Mirror == nil || lp.Mirror.UID != string(m.UID) || !lp.Mirror.Synced {
+			t.Errorf("local API mirror = %+v, want synced with uid %s", lp.Mirror, m.UID)
+		}
+	})
+
+	t.Run("a mirror deleted by a user is created again, the pod untouched", func(t *testing.T) {
+		before := h.runningIDs("web")
+		if err := env.AdminClient.CoreV1().Pods(m.Namespace).Delete(context.Background(), m.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		deleted := time.Now()
+		again := h.waitMirror("web", "created again", 5*time.Second, func(n *corev1.Pod) bool {
+			return n != nil && n.UID != m.UID && n.DeletionTimestamp == nil
+		})
+		t.Logf("mirror recreated %v after its deletion", time.Since(deleted))
+		m = h.waitMirror("web", "Running again", 5*time.Second, mirrorRunning(p.ConfigHash))
+		if m.UID != again.UID {
+			t.Errorf("the mirror was replaced twice: %s then %s", again.UID, m.UID)
+		}
+		if after := h.runningIDs("web"); !maps.Equal(before, after) {
+			t.Errorf("deleting the mirror touched the pod's containers: %v -> %v", before, after)
+		}
+	})
+
+	t.Run("an edited manifest replaces the mirror with the new hash", func(t *testing.T) {
+		edited := testPod("web", shContainer("main", "while true; do sleep 1; done"))
+		edited.Spec.Containers[0].Env = []corev1.EnvVar{envVar("VERSION", "2")}
+		h.writeManifest(edited)
+		np := h.waitPod("web", "the new version running", 30*time.Second, func(lp localapi.Pod) bool {
+			return lp.ConfigHash != p.ConfigHash && runningContainer("main")(lp)
+		})
+		nm := h.waitMirror("web", "replaced", 10*time.Second, mirrorRunning(np.ConfigHash))
+		if nm.UID == m.UID {
+			t.Errorf("the mirror kept its UID %s across a new version", nm.UID)
+		}
+		p, m = np, nm
+	})
+
+	t.Run("events of the pod are on its mirror", func(t *testing.T) {
+		var got []string
+		err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			evs, err := env.AdminClient.CoreV1().Events(m.Namespace).List(ctx, metav1.ListOptions{
+				FieldSelector: fields.OneTermEqualSelector("involvedObject.uid", string(m.UID)).String()})
+			if err != nil {
+				return false, nil
+			}
+			got = got[:0]
+			for _, e := range evs.Items {
+				got = append(got, e.Reason)
+			}
+			return strings.Contains(strings.Join(got, ","), "Started"), nil
+		})
+		if err != nil {
+			t.Errorf("events of mirror %s: %v, want Started among them", m.UID, got)
+		}
+	})
+
+	t.Run("a removed manifest deletes the mirror", func(t *testing.T) {
+		h.removeManifest("web")
+		h.waitMirror("web", "deleted", 10*time.Second, mirrorGone)
+	})
+
+	t.Run("an orphan left while the agent was stopped is deleted", func(t *testing.T) {
+		h.writeManifest(testPod("orphan", shContainer("main", "while true; do sleep 1; done")))
+		op := h.waitPod("orphan", "running", 30*time.Second, runningContainer("main"))
+		om := h.waitMirror("orphan", "Running", 10*time.Second, mirrorRunning(op.ConfigHash))
+		h.stop()
+		h.removeManifest("orphan")
+		h.start()
+		h.waitMirror("orphan", "deleted after the restart", 20*time.Second, mirrorGone)
+		t.Logf("orphan %s deleted", om.UID)
+	})
+	h.stop()
+}
+
+func podCondition(p *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == typ {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
