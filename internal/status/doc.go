@@ -7,6 +7,7 @@
 //		Runtime:  runtimeStatus,         // from the PLEG cache
 //		Result:   &syncResult,           // the last runtime.SyncPod, for waiting reasons
 //		Previous: prev,                  // keeps start and transition times
+//		HostIPs:  nodeIPs,               // the Node's addresses, primary first
 //		Now:      clock.Now(),
 //	})
 //	store.Set(pod, st)
@@ -16,7 +17,8 @@
 // statuses (waiting with the kubelet's reasons, running, terminated, the
 // last termination, restart count, image and container IDs, readiness),
 // the conditions PodScheduled, PodReadyToStartContainers, Initialized,
-// ContainersReady and Ready, pod IPs, start time and QoS class. A pod that
+// ContainersReady and Ready, host IPs and pod IPs (a host-network pod
+// takes the node's), start time and QoS class. A pod that
 // reached Succeeded or Failed never leaves that phase.
 //
 // Readiness has no probes yet: a container is ready while it runs.

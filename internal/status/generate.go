@@ -32,6 +32,10 @@ type Input struct {
 	// start time and condition transition times carry over, and a terminal
 	// phase in it is kept.
 	Previous *corev1.PodStatus
+	// HostIPs are the node's IPs, primary first, at most one per family
+	// (as the Node's status reports them); nil when unknown. They become the
+	// status's hostIP(s), and the pod IPs of a host-network pod.
+	HostIPs []string
 	// Now stamps the start time and condition transitions.
 	Now time.Time
 }
@@ -72,12 +76,7 @@ func Generate(in Input) corev1.PodStatus {
 		}
 	}
 
-	if len(rs.IPs) > 0 {
-		st.PodIP = rs.IPs[0]
-		for _, ip := range rs.IPs {
-			st.PodIPs = append(st.PodIPs, corev1.PodIP{IP: ip})
-		}
-	}
+	setIPs(&st, pod.Spec.HostNetwork, rs.IPs, in.HostIPs)
 	start := prev.StartTime
 	if start == nil {
 		t := metaTime(in.Now)

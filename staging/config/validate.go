@@ -16,8 +16,9 @@ import (
 
 // validateStaticPod checks what a node needs of a static pod, after
 // defaulting and naming: the apiserver's pod validation is not importable,
-// so this covers the rules that keep a pod runnable and its mirror
-// admissible. Every error names its field below root.
+// so this covers the rules that keep a pod runnable and, but for optional
+// references and a service account name (see validateNoAPIReferences), its
+// mirror admissible. Every error names its field below root.
 func validateStaticPod(pod *corev1.Pod, root *field.Path) field.ErrorList {
 	meta := root.Child("metadata")
 	errs := apivalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, meta)

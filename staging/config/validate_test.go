@@ -57,9 +57,17 @@ func TestParseManifestValidation(t *testing.T) {
 		{"request above the limit", podWithSpec(c + "    resources: {limits: {cpu: 100m}, requests: {cpu: 200m}}\n"), "spec.containers[0].resources.requests[cpu]", "less than or equal to the limit"},
 		{"negative request", podWithSpec(c + "    resources: {requests: {memory: -1Gi}}\n"), "spec.containers[0].resources.requests[memory]", "greater than or equal to 0"},
 		{"ephemeral containers", podWithSpec(c + "  ephemeralContainers: [{name: dbg, image: busybox}]\n"), "spec.ephemeralContainers", "ephemeral"},
-		{"service account", podWithSpec("  serviceAccountName: admin\n" + c), "spec.serviceAccountName", "may not reference service accounts"},
+		{"image pull secret", podWithSpec("  imagePullSecrets: [{name: x}]\n" + c), "spec.imagePullSecrets", "may not reference secrets"},
+		{"required secret env", podWithSpec(c + "    env: [{name: S, valueFrom: {secretKeyRef: {name: x, key: k}}}]\n"), "spec.containers[0].env[0].valueFrom.secretKeyRef", "mark the reference optional: true"},
+		{"secret env optional: false", podWithSpec(c + "    env: [{name: S, valueFrom: {secretKeyRef: {name: x, key: k, optional: false}}}]\n"), "spec.containers[0].env[0].valueFrom.secretKeyRef", "may not depend on secrets"},
+		{"required config map env in an init container", podWithSpec(c + "  initContainers: [{name: i, image: i, env: [{name: C, valueFrom: {configMapKeyRef: {name: x, key: k}}}]}]\n"), "spec.initContainers[0].env[0].valueFrom.configMapKeyRef", "mark the reference optional: true"},
+		{"required secret envFrom", podWithSpec(c + "    envFrom: [{secretRef: {name: x}}]\n"), "spec.containers[0].envFrom[0].secretRef", "mark the reference optional: true"},
+		{"optional secret env without a key", podWithSpec(c + "    env: [{name: S, valueFrom: {secretKeyRef: {name: x, optional: true}}}]\n"), "spec.containers[0].env[0].valueFrom.secretKeyRef.key", "Required value"},
+		{"optional config map envFrom without a name", podWithSpec(c + "    envFrom: [{configMapRef: {optional: true}}]\n"), "spec.containers[0].envFrom[0].configMapRef.name", "Required value"},
+		{"env with two sources", podWithSpec(c + "    env: [{name: S, valueFrom: {fieldRef: {fieldPath: metadata.name}, secretKeyRef: {name: x, key: k, optional: true}}}]\n"), "spec.containers[0].env[0].valueFrom", "more than one source"},
+		{"envFrom with two sources", podWithSpec(c + "    envFrom: [{secretRef: {name: x, optional: true}, configMapRef: {name: cm, optional: true}}]\n"), "spec.containers[0].envFrom[0]", "more than one source"},
 		{"secret volume", podWithSpec(c + "  volumes: [{name: s, secret: {secretName: x}}]\n"), "spec.volumes[0].secret", "may not reference secrets"},
-		{"config map env", podWithSpec(c + "    envFrom: [{configMapRef: {name: x}}]\n"), "spec.containers[0].envFrom[0].configMapRef", "may not reference config maps"},
+		{"config map env", podWithSpec(c + "    envFrom: [{configMapRef: {name: x}}]\n"), "spec.containers[0].envFrom[0].configMapRef", "may not depend on config maps"},
 		{"projected token", podWithSpec(c + "  volumes: [{name: t, projected: {sources: [{serviceAccountToken: {path: t}}]}}]\n"), "spec.volumes[0].projected.sources[0].serviceAccountToken", "service accounts"},
 		{"claim", podWithSpec(c + "  volumes: [{name: d, persistentVolumeClaim: {claimName: x}}]\n"), "spec.volumes[0].persistentVolumeClaim", "persistent volume claims"},
 	}
@@ -100,5 +108,28 @@ func TestParseManifestAcceptsAFullPod(t *testing.T) {
 `)
 	if _, err := ParseManifest([]byte(full), ParseOptions{NodeName: "node1", Source: podtypes.FileSource, Origin: "/m/etcd.yaml"}); err != nil {
 		t.Fatalf("a full, valid pod was refused: %v", err)
+	}
+}
+
+// Optional references and a service account name are accepted: the pod
+// runs without them (and cannot be mirrored, which the agent reports).
+func TestParseManifestAcceptsOptionalReferences(t *testing.T) {
+	m := podWithSpec(`  serviceAccountName: app
+  initContainers:
+  - {name: setup, image: i, envFrom: [{configMapRef: {name: setup, optional: true}}]}
+  containers:
+  - name: main
+    image: i
+    env:
+    - {name: TOKEN, valueFrom: {secretKeyRef: {name: token, key: t, optional: true}}}
+    - {name: MODE, valueFrom: {configMapKeyRef: {name: app, key: mode, optional: true}}}
+    envFrom: [{secretRef: {name: creds, optional: true}, prefix: CREDS_}]
+`)
+	pods, err := ParseManifest([]byte(m), ParseOptions{NodeName: "node1", Source: podtypes.FileSource, Origin: "/m/app.yaml"})
+	if err != nil {
+		t.Fatalf("a pod with optional references was refused: %v", err)
+	}
+	if got := pods[0].Spec.ServiceAccountName; got != "app" {
+		t.Errorf("serviceAccountName = %q, want it kept", got)
 	}
 }

@@ -19,4 +19,17 @@
 // the same hash is success. An existing pod with another hash yields an
 // error matching ErrMirrorHashMismatch; the caller deletes the outdated
 // mirror and creates again.
+//
+// NodeRestriction also refuses a mirror pod that references any other API
+// object: a service account, a secret or config map (optional or not, in
+// env, envFrom, image pull secrets or any volume), a resource claim, a
+// persistent volume claim, a CSI or glusterfs volume, a projected token,
+// trust bundle or pod certificate, or a volume type it does not know.
+// CheckMirrorable finds such a reference before any request is made, so
+// that the agent reports the static pod as not mirrorable (an error
+// matching ErrNotMirrorable, naming the field) instead of collecting 403s:
+//
+//	if err := mirror.CheckMirrorable(staticPod); err != nil {
+//		// run the pod anyway; report err
+//	}
 package mirror

@@ -9,4 +9,7 @@ var (
 	// ErrNodeUID is returned when the node's UID cannot be determined, so
 	// that no owner reference can be set.
 	ErrNodeUID = errors.New("node UID unknown")
+	// ErrNotMirrorable is returned by CheckMirrorable for a static pod whose
+	// mirror NodeRestriction would refuse: the pod runs, unmirrored.
+	ErrNotMirrorable = errors.New("static pod cannot be mirrored")
 )

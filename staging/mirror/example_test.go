@@ -2,6 +2,7 @@ package mirror_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,4 +48,20 @@ func Example() {
 	// again: <nil> true
 	// owner: Node node1 hash: h1
 	// deleted: true <nil>
+}
+
+func ExampleCheckMirrorable() {
+	optional := true
+	static := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "app",
+		Env: []corev1.EnvVar{{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "token"}, Key: "t", Optional: &optional,
+		}}}},
+	}}}}
+	err := mirror.CheckMirrorable(static)
+	fmt.Println(errors.Is(err, mirror.ErrNotMirrorable))
+	fmt.Println(err)
+	// Output:
+	// true
+	// static pod cannot be mirrored: spec.containers[0].env[0].valueFrom.secretKeyRef: a mirror pod may not reference secrets (NodeRestriction refuses it)
 }
