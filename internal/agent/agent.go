@@ -36,7 +36,7 @@ type Agent struct {
 	events   *podEvents
 	nodeName string
 	log      logr.Logger
-	running   atomic.Bool
+	running  atomic.Bool
 }
 
 // New builds an Agent; Run starts it.
@@ -84,7 +84,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	s := &syncer{
 		rt: a.adoption, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
-		timeline: a.timeline, events: a.events, desired: desired, clock: opts.Clock, log: log.WithName("syncer"),
+		timeline: a.timeline, events: a.events, hostIPs: opts.NodeIPs, desired: desired, clock: opts.Clock, log: log.WithName("syncer"),
 		pods: map[types.UID]*podRecord{},
 	}
 	a.workers, err = podworkers.New(podworkers.Options{

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/nodeagent/nodeagent/internal/mirrorsync"
 	"github.com/nodeagent/nodeagent/internal/status"

@@ -58,6 +58,9 @@ type Volumes interface {
 // Updates, SourcesReady and RootDir are required.
 type Options struct {
 	NodeName string
+	// NodeIPs are the node's IPs, primary first, at most one per family:
+	// the pods' hostIPs, and the pod IPs of host-network pods.
+	NodeIPs []string
 	// RootDir is the agent's state directory: pod directories live under
 	// <RootDir>/pods/<uid>, as the volumes package lays them out.
 	RootDir string

@@ -47,6 +47,8 @@ type syncer struct {
 	statuses *status.Store
 	timeline *timeline.Log
 	events   *podEvents
+	// hostIPs are the node's, for the pods' statuses.
+	hostIPs []string
 	// desired reports whether a source still wants the pod.
 	desired func(types.UID) bool
 	clock   clock.PassiveClock
@@ -145,7 +147,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 // store generates the pod's API status and stores it.
 func (s *syncer) store(pod *corev1.Pod, rs *runtime.PodStatus, res *runtime.SyncResult, err error, terminal bool, prev *corev1.PodStatus) corev1.PodStatus {
 	st := status.Generate(status.Input{
-		Pod: pod, Runtime: rs, Result: res, Err: err, Terminal: terminal, Previous: prev, Now: s.clock.Now(),
+		Pod: pod, Runtime: rs, Result: res, Err: err, Terminal: terminal, Previous: prev, Now: s.clock.Now(), HostIPs: s.hostIPs,
 	})
 	s.statuses.Set(pod, st)
 	return st

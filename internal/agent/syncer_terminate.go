@@ -46,7 +46,7 @@ func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, graceP
 	}
 	st := status.Generate(status.Input{
 		Pod: pod, Runtime: stopped(before, s.clock.Now()), Terminal: true,
-		Previous: s.statuses.Status(uid), Now: s.clock.Now(),
+		Previous: s.statuses.Status(uid), Now: s.clock.Now(), HostIPs: s.hostIPs,
 	})
 	statusFn(&st)
 	s.statuses.Set(pod, st)

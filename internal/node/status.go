@@ -129,15 +129,23 @@ func (n *Node) patchStatus(ctx context.Context, cur *v1.Node, want v1.NodeStatus
 // address of an interface that is up) and the Hostname.
 func (n *Node) addresses() []v1.NodeAddress {
 	var out []v1.NodeAddress
-	if ip := n.opts.NodeIP; ip != nil {
-		out = append(out, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip.String()})
-	} else if ip := firstGlobalIP(); ip != nil {
+	if ip := InternalIP(n.opts.NodeIP); ip != nil {
 		out = append(out, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip.String()})
 	}
 	if h := n.opts.Machine.Hostname; h != "" {
 		out = append(out, v1.NodeAddress{Type: v1.NodeHostName, Address: h})
 	}
 	return out
+}
+
+// InternalIP is the node's InternalIP: the configured one (--node-ip), or
+// else the first global address of an interface that is up; nil if there
+// is none.
+func InternalIP(configured net.IP) net.IP {
+	if configured != nil {
+		return configured
+	}
+	return firstGlobalIP()
 }
 
 // firstGlobalIP prefers IPv4, as the kubelet does when it has to guess.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/localapi"
+	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/config"
@@ -113,6 +115,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 
 	ag, err := agent.New(agent.Options{
 		NodeName:             o.NodeName,
+		NodeIPs:              nodeIPs(o.NodeIP),
 		RootDir:              o.RootDir,
 		Runtime:              rt,
 		Volumes:              vols,
@@ -221,4 +224,13 @@ func sourcesError(sourcesReady func() bool, sources []podtypes.Source) func() er
 		}
 		return nil
 	}
+}
+
+// nodeIPs are the node's IPs for the pods' statuses: --node-ip, or the
+// address the Node reports as its InternalIP.
+func nodeIPs(configured string) []string {
+	if ip := node.InternalIP(net.ParseIP(configured)); ip != nil {
+		return []string{ip.String()}
+	}
+	return nil
 }
