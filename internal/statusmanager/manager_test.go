@@ -1,0 +1,243 @@
+package statusmanager
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/nodeagent/nodeagent/internal/status"
+	"github.com/nodeagent/nodeagent/staging/mirror"
+	"github.com/nodeagent/nodeagent/staging/podmanager"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func staticPod(hash string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web-node1", Namespace: "ns", UID: types.UID("static-" + hash),
+			Annotations: map[string]string{podtypes.ConfigSourceAnnotationKey: "file", podtypes.ConfigHashAnnotationKey: hash},
+		},
+		Spec: corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "c", Image: "img"}}},
+	}
+}
+
+func mirrorOf(p *corev1.Pod, uid, rv string) *corev1.Pod {
+	m := mirror.Build(p, metav1.OwnerReference{})
+	m.UID, m.ResourceVersion = types.UID(uid), rv
+	m.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBestEffort}
+	return m
+}
+
+// running is a status with times finer than a second, as the agent makes them.
+func running(ready corev1.ConditionStatus, at time.Time) corev1.PodStatus {
+	t := metav1.NewTime(at)
+	return corev1.PodStatus{
+		Phase: corev1.PodRunning, QOSClass: corev1.PodQOSBestEffort, StartTime: &t,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: t},
+			{Type: corev1.PodReady, Status: ready, LastTransitionTime: t},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Ready: ready == corev1.ConditionTrue,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t}}}},
+	}
+}
+
+type fixture struct {
+	m        *Manager
+	pods     *podmanager.Manager
+	statuses *status.Store
+	client   *fake.Clientset
+	clock    *clocktesting.FakeClock
+
+	mu      sync.Mutex
+	patches []map[string]any
+}
+
+func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
+	f := &fixture{pods: podmanager.New(), clock: clocktesting.NewFakeClock(time.Unix(1000, 500_000_000))}
+	f.statuses = status.NewStore(nil, nil)
+	f.client = fake.NewClientset(objects...)
+	f.client.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		var p map[string]any
+		if err := json.Unmarshal(a.(k8stesting.PatchAction).GetPatch(), &p); err != nil {
+			t.Errorf("patch is not JSON: %v", err)
+		}
+		f.mu.Lock()
+		f.patches = append(f.patches, p)
+		f.mu.Unlock()
+		return false, nil, nil // and let the tracker apply it
+	})
+	m, err := New(Options{Pods: f.pods, Statuses: f.statuses, Clock: f.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.queue.ShutDown)
+	f.m = m
+	return f
+}
+
+func (f *fixture) sync(t *testing.T, uid types.UID) {
+	t.Helper()
+	if err := f.m.sync(context.Background(), f.client.CoreV1(), uid); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+}
+
+func (f *fixture) takePatches() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.patches
+	f.patches = nil
+	return out
+}
+
+// observe makes the pod manager hold the mirror as the watch shows it now.
+func (f *fixture) observe(t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	p, err := f.client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pods.UpdatePod(p)
+	return p
+}
+
+func TestWritesTheStaticPodsStatusOntoItsMirrorOnce(t *testing.T) {
+	web := staticPod("h1")
+	m := mirrorOf(web, "mirror-1", "5")
+	f := newFixture(t, m)
+	f.pods.AddPod(web)
+	f.pods.AddPod(m)
+
+	f.statuses.Set(web, running(corev1.ConditionTrue, f.clock.Now()))
+	f.sync(t, web.UID)
+	patches := f.takePatches()
+	if len(patches) != 1 {
+		t.Fatalf("%d patches, want 1", len(patches))
+	}
+	if uid := patches[0]["metadata"].(map[string]any)["uid"]; uid != "mirror-1" {
+		t.Errorf("patch precondition uid = %v, want the mirror's", uid)
+	}
+	if target, synced := f.m.Synced(web.UID); target != "mirror-1" || !synced {
+		t.Errorf("Synced = %s, %v", target, synced)
+	}
+	// Nothing changed: nothing is written, before or after the watch shows
+	// the write (at second precision).
+	f.sync(t, web.UID)
+	got := f.observe(t, "ns", "web-node1")
+	if got.Status.Phase != corev1.PodRunning || got.Status.StartTime.Time != f.clock.Now().Truncate(time.Second) {
+		t.Fatalf("stored status = %+v", got.Status)
+	}
+	f.clock.Step(time.Minute)
+	f.sync(t, web.UID)
+	f.m.resync()
+	if n := f.m.queue.Len(); n != 0 {
+		t.Errorf("resync queued %d pods with nothing to write", n)
+	}
+	if p := f.takePatches(); len(p) != 0 {
+		t.Fatalf("unchanged status written again: %v", p)
+	}
+
+	// A readiness change is one patch with the changed condition only.
+	f.statuses.Set(web, running(corev1.ConditionFalse, f.clock.Now().Add(-time.Minute)))
+	f.sync(t, web.UID)
+	patches = f.takePatches()
+	if len(patches) != 1 {
+		t.Fatalf("%d patches, want 1", len(patches))
+	}
+	st := patches[0]["status"].(map[string]any)
+	if conds := st["conditions"].([]any); len(conds) != 1 || conds[0].(map[string]any)["type"] != "Ready" {
+		t.Errorf("patch conditions = %v, want Ready only", conds)
+	}
+	if _, ok := st["phase"]; ok {
+		t.Errorf("patch carries the unchanged phase: %v", st)
+	}
+}
+
+func TestNoTargetNoWrite(t *testing.T) {
+	web := staticPod("h2")
+	f := newFixture(t)
+	f.pods.AddPod(web)
+	f.statuses.Set(web, running(corev1.ConditionTrue, f.clock.Now()))
+	f.sync(t, web.UID) // no mirror yet
+	f.pods.AddPod(mirrorOf(staticPod("h1"), "old", "3"))
+	f.sync(t, web.UID) // the mirror of another version
+	deleting := mirrorOf(web, "m", "4")
+	deleting.DeletionTimestamp = &metav1.Time{Time: f.clock.Now()}
+	f.pods.UpdatePod(deleting)
+	f.sync(t, web.UID) // a mirror being deleted
+	if p := f.takePatches(); len(p) != 0 {
+		t.Fatalf("written without a current mirror: %v", p)
+	}
+	if _, synced := f.m.Synced(web.UID); synced {
+		t.Error("Synced without a mirror")
+	}
+}
+
+func TestDriftIsRepairedAtResync(t *testing.T) {
+	web := staticPod("h1")
+	m := mirrorOf(web, "mirror-1", "5")
+	f := newFixture(t, m)
+	f.pods.AddPod(web)
+	f.pods.AddPod(m)
+	f.statuses.Set(web, running(corev1.ConditionTrue, f.clock.Now()))
+	f.sync(t, web.UID)
+	f.takePatches()
+
+	// Someone else writes the status; the watch shows it well after the
+	// agent's write.
+	f.clock.Step(time.Minute)
+	other := f.observe(t, "ns", "web-node1").DeepCopy()
+	other.Status.Phase = corev1.PodFailed
+	other.ResourceVersion = "99"
+	f.pods.UpdatePod(other)
+	f.m.resync()
+	if n := f.m.queue.Len(); n != 1 {
+		t.Fatalf("resync queued %d pods, want the drifted one", n)
+	}
+	f.sync(t, web.UID)
+	patches := f.takePatches()
+	if len(patches) != 1 || patches[0]["status"].(map[string]any)["phase"] != "Running" {
+		t.Fatalf("patches = %v, want the phase put back", patches)
+	}
+}
+
+func TestRunWritesQueuedStatusesAndEnds(t *testing.T) {
+	web := staticPod("h1")
+	m := mirrorOf(web, "mirror-1", "5")
+	f := newFixture(t, m)
+	f.pods.AddPod(web)
+	f.pods.AddPod(m)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- f.m.Run(ctx, f.client.CoreV1()) }()
+	f.statuses.Set(web, running(corev1.ConditionTrue, f.clock.Now()))
+	f.m.Enqueue(web.UID)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, synced := f.m.Synced(web.UID); synced {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("status not written by Run")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
