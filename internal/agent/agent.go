@@ -58,7 +58,7 @@ func New(opts Options) (*Agent, error) {
 		admission: newPortAdmission(),
 		nodeName:  opts.NodeName,
 	}
-	a.events = newPodEvents(opts.Recorder, a.pods)
+	a.events = newPodEvents(opts.Recorder)
 	var statusChanged func(types.UID)
 	if opts.Connected {
 		statusChanged = func(uid types.UID) { a.api.statusChanged(uid) }

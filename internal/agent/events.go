@@ -7,8 +7,6 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
-	"github.com/nodeagent/nodeagent/staging/podmanager"
-	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // The reasons of the pod events, as the kubelet names them.
@@ -20,28 +18,23 @@ const (
 	eventFailed  = "Failed"
 )
 
-// podEvents records what happens to pods as Kubernetes events. A static
-// pod's events go to its mirror pod, so that `kubectl describe` on the
-// mirror shows them; the kubelet records them against the static pod's
-// UID, which no API object carries. A nil recorder records nothing.
+// podEvents records what happens to pods as Kubernetes events. A nil
+// recorder records nothing.
+//
+// A static pod's events name its mirror pod (same name and namespace) with
+// the static pod's UID, which is its config hash: that is the UID `kubectl
+// describe` looks events up by for a mirror pod (the value of its mirror
+// annotation), so the events of every version of the pod are found on the
+// mirror of that version, even those from before the mirror was made.
 type podEvents struct {
-	rec  record.EventRecorder
-	pods *podmanager.Manager
+	rec record.EventRecorder
 }
 
-func newPodEvents(rec record.EventRecorder, pods *podmanager.Manager) *podEvents {
-	return &podEvents{rec: rec, pods: pods}
-}
+func newPodEvents(rec record.EventRecorder) *podEvents { return &podEvents{rec: rec} }
 
 // ref is the object a pod's events are about.
 func (e *podEvents) ref(pod *corev1.Pod) *corev1.ObjectReference {
-	uid := pod.UID
-	if podtypes.IsStaticPod(pod) {
-		if m, ok := e.pods.MirrorPodByPod(pod); ok && podmanager.IsMirrorPodOf(m, pod) {
-			uid = m.UID
-		}
-	}
-	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: uid}
+	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
 }
 
 // actions records the events of one runtime sync's actions.

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
+	kubectldescribe "k8s.io/kubectl/pkg/describe"
+	"k8s.io/utils/ptr"
 
 	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -110,8 +113,8 @@ func TestBinaryMirrorPods(t *testing.T) {
 		if cs.ContainerID != local.ContainerID || cs.ImageID == "" || cs.Image == "" || cs.Started == nil || !*cs.Started {
 			t.Errorf("container status = %+v, want the running container %s with its image", cs, local.ContainerID)
 		}
-		if m.Status.StartTime == nil || m.Status.QOSClass == "" || len(m.Status.HostIPs) == 0 && m.Status.HostIP != "" {
-			t.Errorf("status misses start time or QoS class: %+v", m.Status)
+		if m.Status.StartTime == nil || m.Status.QOSClass == "" || m.Status.HostIP == "" || len(m.Status.HostIPs) == 0 {
+			t.Errorf("status misses its start time, QoS class or host IPs: %+v", m.Status)
 		}
 		for _, typ := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady, corev1.PodScheduled} {
 			if c := podCondition(m, typ); c == nil || c.Status != corev1.ConditionTrue {
@@ -158,10 +161,13 @@ func TestBinaryMirrorPods(t *testing.T) {
 	})
 
 	t.Run("events of the pod are on its mirror", func(t *testing.T) {
+		// By the UID kubectl describe looks them up by on a mirror pod:
+		// its mirror annotation, the static pod's UID.
+		uid := m.Annotations[podtypes.ConfigMirrorAnnotationKey]
 		var got []string
 		err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 			evs, err := env.AdminClient.CoreV1().Events(m.Namespace).List(ctx, metav1.ListOptions{
-				FieldSelector: fields.OneTermEqualSelector("involvedObject.uid", string(m.UID)).String()})
+				FieldSelector: fields.OneTermEqualSelector("involvedObject.uid", uid).String()})
 			if err != nil {
 				return false, nil
 			}
@@ -173,6 +179,64 @@ func TestBinaryMirrorPods(t *testing.T) {
 		})
 		if err != nil {
 			t.Errorf("events of mirror %s: %v, want Started among them", m.UID, got)
+		}
+	})
+
+	t.Run("kubectl get -o wide and describe show the mirror's live status and events", func(t *testing.T) {
+		row := tableRow(t, m.Namespace, m.Name)
+		for col, want := range map[string]string{"Ready": "1/1", "Status": "Running", "IP": m.Status.PodIP, "Node": env.NodeName} {
+			if got := fmt.Sprint(row[col]); got != want || want == "" {
+				t.Errorf("kubectl get -o wide: %s = %q, want %q (row %v)", col, got, want, row)
+			}
+		}
+		d := &kubectldescribe.PodDescriber{Interface: env.AdminClient}
+		out, err := d.Describe(m.Namespace, m.Name, kubectldescribe.DescriberSettings{ShowEvents: true, ChunkSize: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		flat := strings.Join(strings.Fields(out), " ")
+		for _, want := range []string{"Status: Running", "State: Running", "Ready: True", "Controlled By: Node/" + env.NodeName, "Normal Started", "Started container main"} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("kubectl describe pod lacks %q:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("a static pod NodeRestriction will not mirror runs, and says why", func(t *testing.T) {
+		sp := testPod("secretive", shContainer("main", "while true; do sleep 1; done"))
+		sp.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "token"}, Key: "t", Optional: ptr.To(true)}}}}
+		h.writeManifest(sp)
+		h.waitPod("secretive", "running", 30*time.Second, runningContainer("main"))
+		lp := h.waitPod("secretive", "reported as not mirrorable", 10*time.Second, func(p localapi.Pod) bool {
+			return p.Mirror != nil && strings.Contains(p.Mirror.Problem, "secretKeyRef")
+		})
+		if lp.Mirror.Synced || lp.Mirror.UID != "" {
+			t.Errorf("local API mirror = %+v, want none", lp.Mirror)
+		}
+		ev := waitEvent(t, metav1.NamespaceDefault, "involvedObject.kind=Node,involvedObject.name="+env.NodeName+",reason=MirrorPodRefused")
+		if !strings.Contains(ev.Message, h.podName("secretive")) || !strings.Contains(ev.Message, "secret") {
+			t.Errorf("Node event %q does not name the pod and the reason", ev.Message)
+		}
+		if _, err := env.AdminClient.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), h.podName("secretive"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("a mirror exists for a pod that references a secret: %v", err)
+		}
+		h.removeManifest("secretive")
+	})
+
+	t.Run("a pod from the apiserver is not run, and an event says so", func(t *testing.T) {
+		api := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "from-api", Namespace: metav1.NamespaceDefault},
+			Spec:       corev1.PodSpec{NodeName: env.NodeName, Containers: []corev1.Container{{Name: "main", Image: env.BusyboxImage}}},
+		}
+		created, err := env.AdminClient.CoreV1().Pods(api.Namespace).Create(context.Background(), api, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer env.AdminClient.CoreV1().Pods(api.Namespace).Delete(context.Background(), api.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		waitEvent(t, api.Namespace, "involvedObject.uid="+string(created.UID)+",reason=APIPodsNotSupported")
+		if sb := h.sandboxes("from-api"); len(sb) != 0 {
+			t.Errorf("the agent ran a pod from the apiserver: %v", sb)
 		}
 	})
 
@@ -201,4 +265,45 @@ func podCondition(p *corev1.Pod, typ corev1.PodConditionType) *corev1.PodConditi
 		}
 	}
 	return nil
+}
+
+// waitEvent waits for an event matching the field selector.
+func waitEvent(t *testing.T, namespace, selector string) corev1.Event {
+	t.Helper()
+	var found corev1.Event
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		evs, err := env.AdminClient.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: selector})
+		if err != nil || len(evs.Items) == 0 {
+			return false, nil
+		}
+		found = evs.Items[0]
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("no event %s in %s: %v", selector, namespace, err)
+	}
+	return found
+}
+
+// tableRow is the pod's row as kubectl get -o wide prints it: the
+// apiserver's table, by column name.
+func tableRow(t *testing.T, namespace, name string) map[string]any {
+	t.Helper()
+	raw, err := env.AdminClient.CoreV1().RESTClient().Get().Namespace(namespace).Resource("pods").Name(name).
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(context.Background()).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table metav1.Table
+	if err := json.Unmarshal(raw, &table); err != nil {
+		t.Fatal(err)
+	}
+	if len(table.Rows) != 1 {
+		t.Fatalf("table has %d rows", len(table.Rows))
+	}
+	row := map[string]any{}
+	for i, c := range table.ColumnDefinitions {
+		row[c.Name] = table.Rows[0].Cells[i]
+	}
+	return row
 }
