@@ -35,8 +35,12 @@ type Node struct {
 	// current is the newest Node the apiserver returned or sent; nil
 	// until registered, and again once it is seen deleted.
 	current *v1.Node
-	// lastWrite is when the status was last written.
+	// lastWrite is when the status was last written; relisted says the
+	// watch had to list the Node again (it lost its connection): the
+	// status is written at once, so that a reader sees a fresh heartbeat
+	// soon after the apiserver comes back.
 	lastWrite time.Time
+	relisted  bool
 	// readyOnce is set once the Node has been written Ready: until then
 	// the status is checked every fastCheck and written as soon as it
 	// changes, so that a starting node is Ready in moments, not after a
@@ -191,6 +195,15 @@ func (n *Node) gone(rv string) {
 	}
 }
 
+// relist notes a relist of the Node by the watch, and wakes the status
+// loop to write a heartbeat.
+func (n *Node) relist() {
+	n.mu.Lock()
+	n.relisted = true
+	n.wake()
+	n.mu.Unlock()
+}
+
 func (n *Node) wake() {
 	select {
 	case n.kick <- struct{}{}:
@@ -265,9 +278,9 @@ func (n *Node) sync(ctx context.Context) error {
 	}
 	now := n.clock.Now()
 	n.mu.Lock()
-	lastWrite := n.lastWrite
+	lastWrite, relisted := n.lastWrite, n.relisted
 	n.mu.Unlock()
-	due := now.Sub(lastWrite) >= n.opts.StatusReportFrequency
+	due := relisted || now.Sub(lastWrite) >= n.opts.StatusReportFrequency
 	if !due && statusEqual(cur.Status, want) {
 		return nil
 	}

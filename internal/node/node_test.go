@@ -288,3 +288,24 @@ func TestRetriesWithBackoffWhileTheAPIServerFails(t *testing.T) {
 type runtimeObject = k8sruntime.Object
 
 func toObjects(objs []runtimeObject) []k8sruntime.Object { return objs }
+
+// A relist means the watch lost the apiserver: the status is written once
+// at once, a fresh heartbeat, though nothing changed.
+func TestARelistWritesAHeartbeat(t *testing.T) {
+	h := start(t, nil, nil)
+	h.eventually("the Node", func() bool { return h.get() != nil })
+	h.tick(10 * time.Second)
+	writes := h.nodeWrites()
+	h.tick(10 * time.Second)
+	if got := h.nodeWrites(); got != writes {
+		t.Fatalf("%d writes with nothing changed", got-writes)
+	}
+	if err := (&nodeStore{n: h.node}).Replace([]any{h.get()}, "999999"); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("one heartbeat", func() bool { return h.nodeWrites() == writes+1 })
+	h.tick(10 * time.Second)
+	if got := h.nodeWrites(); got != writes+1 {
+		t.Errorf("%d writes after the relist, want 1", got-writes)
+	}
+}

@@ -2,21 +2,16 @@ package node
 
 import (
 	"context"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
-)
 
-// watchBackoff paces the reconnection of the Node watch: client-go's
-// default grows to 30 s (60 with its jitter), too slow to notice within
-// seconds what was written to the Node while the apiserver was away.
-var watchBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 4, Cap: 4 * time.Second}
+	"github.com/nodeagent/nodeagent/staging/config"
+)
 
 // watchNode is a reflector of this Node alone into a store that hands
 // every change to observed and deleted: one watch, no cache to keep.
@@ -33,7 +28,9 @@ func (n *Node) watchNode() *cache.Reflector {
 			return nodes.Watch(ctx, o)
 		},
 	}
-	backoff := watchBackoff
+	// Reconnect as the pod source does, to see soon what changed while
+	// the apiserver was away.
+	backoff := config.DefaultAPIServerBackoff
 	// The wrapper carries over whether the client can stream the initial
 	// list through the watch (a fake clientset cannot).
 	return cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, n.opts.Client), &v1.Node{},
@@ -57,6 +54,7 @@ func (s *nodeStore) Replace(items []any, rv string) error {
 	for _, obj := range items {
 		s.n.observed(obj)
 	}
+	s.n.relist()
 	return nil
 }
 

@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/nodeagent/nodeagent/internal/localapi"
 )
 
 // Connected mode, part 1: the agent as a Node of the real cluster, with
@@ -313,16 +315,37 @@ func TestBinaryConnectedNotReadyWhileStopped(t *testing.T) {
 // TestBinaryConnectedSurvivesAPIServerOutage: with the apiserver gone for
 // 60 s, the pods run on untouched and the agent does not spin; once it is
 // back, the Lease and the Node status are current within 10 s.
+// The apiserver stopped for 60 s while static pods start, stop and
+// change: the pods are untouched by the outage, and within 10 s of its
+// return the Node, the Lease and every mirror pod are current again.
 func TestBinaryConnectedSurvivesAPIServerOutage(t *testing.T) {
 	h := newConnectedAgent(t)
-	h.writeManifest(testPod("outage", shContainer("main", "while true; do sleep 1; done")))
-	h.waitPod("outage", "running", 30*time.Second, runningContainer("main"))
+	loop := func(name string) *corev1.Pod { return testPod(name, shContainer("main", "while true; do sleep 1; done")) }
+	for _, name := range []string{"outage", "leaving", "changing"} {
+		h.writeManifest(loop(name))
+	}
+	for _, name := range []string{"outage", "leaving", "changing"} {
+		p := h.waitPod(name, "running", 30*time.Second, runningContainer("main"))
+		h.waitMirror(name, "Running", 10*time.Second, mirrorRunning(p.ConfigHash))
+	}
 	waitNode(t, "Ready", 30*time.Second, isReady)
 	before := h.runningIDs("outage")
 	cpu0 := cpuTicks(t, h.proc.Process.Pid)
 
+	old := h.localPod("changing").ConfigHash
 	env.StopAPIServer(t)
-	time.Sleep(60 * time.Second)
+	down := time.Now()
+	// Pods start, stop and change while the apiserver is away.
+	h.writeManifest(loop("arriving"))
+	h.removeManifest("leaving")
+	changed := loop("changing")
+	changed.Spec.Containers[0].Env = []corev1.EnvVar{envVar("VERSION", "2")}
+	h.writeManifest(changed)
+	h.waitPod("arriving", "running", 30*time.Second, runningContainer("main"))
+	h.waitPod("changing", "its new version running", 30*time.Second, func(p localapi.Pod) bool {
+		return p.ConfigHash != old && runningContainer("main")(p)
+	})
+	time.Sleep(60*time.Second - time.Since(down))
 	if after := h.runningIDs("outage"); !maps.Equal(before, after) {
 		t.Errorf("the pod's containers changed while the apiserver was away: %v -> %v", before, after)
 	}
@@ -350,5 +373,14 @@ func TestBinaryConnectedSurvivesAPIServerOutage(t *testing.T) {
 		return c.Status == corev1.ConditionTrue && !c.LastHeartbeatTime.Time.Before(back.Truncate(time.Second))
 	})
 	t.Logf("Node Ready and current %v after the apiserver's return", time.Since(back))
+	for _, name := range []string{"outage", "arriving", "changing"} {
+		p := h.localPod(name)
+		m := h.waitMirror(name, "current", 10*time.Second-time.Since(back), mirrorRunning(p.ConfigHash))
+		if got, want := m.Status.ContainerStatuses[0].ContainerID, findContainer(p, "main").ContainerID; got != want {
+			t.Errorf("mirror of %s reports container %s, the agent runs %s", name, got, want)
+		}
+	}
+	h.waitMirror("leaving", "deleted", 10*time.Second-time.Since(back), mirrorGone)
+	t.Logf("every mirror current, no orphan left, %v after the apiserver's return", time.Since(back))
 	h.stop()
 }
