@@ -320,7 +320,9 @@ func TestBinaryConnectedNotReadyWhileStopped(t *testing.T) {
 // return the Node, the Lease and every mirror pod are current again.
 func TestBinaryConnectedSurvivesAPIServerOutage(t *testing.T) {
 	h := newConnectedAgent(t)
-	loop := func(name string) *corev1.Pod { return testPod(name, shContainer("main", "while true; do sleep 1; done")) }
+	loop := func(name string) *corev1.Pod {
+		return testPod(name, shContainer("main", "while true; do sleep 1; done"))
+	}
 	for _, name := range []string{"outage", "leaving", "changing"} {
 		h.writeManifest(loop(name))
 	}
