@@ -49,11 +49,11 @@ func writeKubeconfig(t testing.TB, cfg *rest.Config, dir string) string {
 
 // newConnectedAgent starts an agent as env's node, with its token, and
 // removes the Node and Lease it made when the test ends.
-func newConnectedAgent(t *testing.T, extraArgs ...string) *agentHarness {
+func newConnectedAgent(t testing.TB, extraArgs ...string) *agentHarness {
 	t.Helper()
 	kubeconfig := writeKubeconfig(t, env.NodeConfig, t.TempDir())
-	t.Cleanup(func() { deleteNode(t, env.NodeName) })
-	deleteNode(t, env.NodeName) // an earlier test's
+	t.Cleanup(func() { deleteNodeTB(t, env.NodeName) })
+	deleteNodeTB(t, env.NodeName) // an earlier test's
 	args := append([]string{"--kubeconfig", kubeconfig,
 		"--node-status-update-frequency", "2s", "--node-lease-duration-seconds", "8"}, extraArgs...)
 	return newAgentNamed(t, env.NodeName, args...)
@@ -73,12 +73,12 @@ func deleteNodeTB(t testing.TB, name string) {
 }
 
 // waitNode polls env's Node (as the admin) until ok, or fails after timeout.
-func waitNode(t *testing.T, what string, timeout time.Duration, ok func(*corev1.Node) bool) *corev1.Node {
+func waitNode(t testing.TB, what string, timeout time.Duration, ok func(*corev1.Node) bool) *corev1.Node {
 	t.Helper()
 	return waitNamedNode(t, env.NodeName, what, timeout, ok)
 }
 
-func waitNamedNode(t *testing.T, name, what string, timeout time.Duration, ok func(*corev1.Node) bool) *corev1.Node {
+func waitNamedNode(t testing.TB, name, what string, timeout time.Duration, ok func(*corev1.Node) bool) *corev1.Node {
 	t.Helper()
 	var last *corev1.Node
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
