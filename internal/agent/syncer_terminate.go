@@ -21,6 +21,9 @@ import (
 func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, gracePeriod int64, statusFn func(*corev1.PodStatus)) error {
 	uid := pod.UID
 	s.enter(uid, phaseTerminating)
+	if s.probes != nil {
+		s.probes.StopPod(uid) // nothing it finds now can change what follows
+	}
 	// The newest status observed before the stop, in case the runtime
 	// cannot be asked after it: SyncTerminatedPod removes the containers,
 	// and with them what they ended with. The cache's (at most a relist
@@ -45,7 +48,7 @@ func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, graceP
 	}
 	st := status.Generate(status.Input{
 		Pod: pod, Runtime: stopped(before, s.clock.Now()), Terminal: true,
-		Previous: s.statuses.Status(uid), Now: s.clock.Now(),
+		Previous: s.statuses.Status(uid), Now: s.clock.Now(), Probes: s.probes,
 	})
 	statusFn(&st)
 	s.statuses.Set(pod, st)
@@ -67,6 +70,9 @@ func (s *syncer) SyncTerminatingRuntimePod(ctx context.Context, rp podworkers.Ru
 	}
 	s.cache.Delete(rp.UID)
 	s.forget(rp.UID)
+	if s.probes != nil {
+		s.probes.Forget(rp.UID)
+	}
 	return nil
 }
 
@@ -93,6 +99,9 @@ func (s *syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	s.cache.Delete(uid)
 	s.forget(uid)
+	if s.probes != nil {
+		s.probes.Forget(uid)
+	}
 	return nil
 }
 
