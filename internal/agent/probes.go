@@ -78,9 +78,9 @@ func (l *syncLoop) probeChanged(u prober.Update) {
 		return
 	}
 	if u.Result == prober.Failure {
-		l.timeline.Record(u.PodUID, timeline.KindError, "%s probe of %q failed: %s", u.Kind, u.Container, u.Message)
+		l.timeline.Record(u.PodUID, timeline.KindProbe, "%s probe of %q failed: %s", u.Kind, u.Container, u.Message)
 	} else {
-		l.timeline.Record(u.PodUID, timeline.KindRuntime, "%s probe of %q: %s", u.Kind, u.Container, u.Result)
+		l.timeline.Record(u.PodUID, timeline.KindProbe, "%s probe of %q: %s", u.Kind, u.Container, u.Result)
 	}
 	if e, ok := l.statuses.Get(u.PodUID); ok && l.probes != nil {
 		l.statuses.Set(e.Pod, status.WithProbes(e.Pod, &e.Status, l.probes, l.clock.Now()))

@@ -94,3 +94,24 @@ func TestLivenessProbeFailureRestartsTheContainer(t *testing.T) {
 		t.Fatalf("the timeline does not say the container was killed for its liveness probe: %+v", e.agent.Timeline(pod.UID))
 	}
 }
+
+// A pod with lifecycle hooks runs, and its timeline says the hooks are not
+// run rather than skipping them silently.
+func TestLifecycleHooksAreFlaggedNotRun(t *testing.T) {
+	e := newTestEnv(t).start()
+	pod := staticPod("web", "busybox", corev1.RestartPolicyAlways)
+	pod.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{
+		PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}},
+	}
+	e.send(podtypes.ADD, pod)
+	e.eventually("the pod runs", func() bool { return e.phase(pod.UID) == corev1.PodRunning })
+	var warned int
+	for _, en := range e.agent.Timeline(pod.UID) {
+		if en.Kind == "warning" && strings.Contains(en.Message, "main preStop") && strings.Contains(en.Message, "not run") {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Fatalf("%d warnings about the preStop hook, want 1: %+v", warned, e.agent.Timeline(pod.UID))
+	}
+}

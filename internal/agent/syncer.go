@@ -113,6 +113,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 		// A new worker: whatever status a worker of this UID left (a pod
 		// removed and put back) must not hold the new one in a terminal phase.
 		prev = nil
+		s.warnUnrunHooks(pod)
 	}
 	mounts, err := s.vols.Setup(pod)
 	if err != nil {

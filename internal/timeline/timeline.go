@@ -19,6 +19,10 @@ const (
 	KindRuntime = "runtime"
 	// KindError: a sync of the pod failed.
 	KindError = "error"
+	// KindProbe: a probe's result changed.
+	KindProbe = "probe"
+	// KindWarning: the pod asks for something the agent does not do.
+	KindWarning = "warning"
 )
 
 // DefaultPerPod is the bound New uses for a non-positive perPod.
