@@ -170,7 +170,7 @@ func execIn(t testing.TB, h *agentHarness, id string, cmd ...string) {
 
 // metricWith sums the samples of a metric whose labels hold every one of
 // the given name="value" pairs.
-func (h *agentHarness) metricWith(t *testing.T, name string, labels ...string) float64 {
+func (h *agentHarness) metricWith(t testing.TB, name string, labels ...string) float64 {
 	t.Helper()
 	resp, err := http.Get("http://" + h.addr + "/metrics")
 	if err != nil {
