@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -63,6 +64,9 @@ type resultKey struct {
 
 // New returns a Manager; workers run once Run is called.
 func New(opts Options) (*Manager, error) {
+	if opts.Exec == nil {
+		return nil, errors.New("prober: Options.Exec is required")
+	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
@@ -121,7 +125,8 @@ func (m *Manager) Sync(pod *corev1.Pod, rs *runtime.PodStatus) {
 			if st == nil || st.State != runtime.ContainerStateRunning {
 				continue
 			}
-			for kind, p := range map[Kind]*corev1.Probe{Liveness: c.LivenessProbe, Readiness: c.ReadinessProbe, Startup: c.StartupProbe} {
+			for kind, p := range [...]*corev1.Probe{Liveness: c.LivenessProbe, Readiness: c.ReadinessProbe, Startup: c.StartupProbe} {
+				kind := Kind(kind)
 				if p == nil {
 					continue
 				}
