@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,10 +22,13 @@ type probeSet interface {
 	StopPod(uid types.UID)
 	Forget(uid types.UID)
 	Unhealthy(uid types.UID) []prober.Kill
+	NoteKill(uid types.UID, container, containerID, reason string)
+	RunHook(ctx context.Context, h *corev1.LifecycleHandler, pod *corev1.Pod, c *corev1.Container, containerID, podIP string, timeout time.Duration) error
 }
 
 // killUnhealthy stops the pod's containers whose liveness or startup probe
-// failed, each with its probe's grace period, and returns the pod's
+// failed, each with its probe's grace period (its preStop hook first,
+// within it), and returns the pod's
 // runtime status after the kills. The SyncPod that follows restarts them
 // as the restart policy and the crash-loop back-off say, as it would any
 // container that exited.
@@ -39,14 +43,19 @@ func (s *syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, rs *runtime
 	for _, k := range kills {
 		s.log.Info("Killing a container: its probe failed", "pod", pod.Namespace+"/"+pod.Name, "podUID", pod.UID,
 			"container", k.Container, "containerID", k.ContainerID, "gracePeriod", k.Grace, "reason", k.Reason)
-		err := s.rt.StopContainer(ctx, k.ContainerID, k.Grace)
+		grace := k.Grace
+		if c := hookContainers(pod, preStop)[k.Container]; c != nil {
+			grace = s.runPreStop(ctx, pod, &runtime.PodStatus{ID: pod.UID, IPs: rs.IPs, Containers: []runtime.ContainerStatus{
+				{ID: k.ContainerID, Name: k.Container, State: runtime.ContainerStateRunning}}}, k.Grace)
+		}
+		err := s.rt.StopContainer(ctx, k.ContainerID, grace)
 		if err != nil {
 			s.timeline.Record(pod.UID, timeline.KindError, "KillContainer %q %s: %s (grace period %ds) failed: %v",
-				k.Container, shortID(k.ContainerID), k.Reason, k.Grace, err)
+				k.Container, shortID(k.ContainerID), k.Reason, grace, err)
 			continue
 		}
 		s.timeline.Record(pod.UID, timeline.KindRuntime, "KillContainer %q %s: %s (grace period %ds)",
-			k.Container, shortID(k.ContainerID), k.Reason, k.Grace)
+			k.Container, shortID(k.ContainerID), k.Reason, grace)
 	}
 	fetched := s.clock.Now()
 	fresh, err := s.rt.GetPodStatus(ctx, pod.UID)

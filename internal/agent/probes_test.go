@@ -95,23 +95,59 @@ func TestLivenessProbeFailureRestartsTheContainer(t *testing.T) {
 	}
 }
 
-// A pod with lifecycle hooks runs, and its timeline says the hooks are not
-// run rather than skipping them silently.
-func TestLifecycleHooksAreFlaggedNotRun(t *testing.T) {
-	e := newTestEnv(t).start()
+// A postStart hook that fails kills its container, which restarts; its
+// last termination says why.
+func TestFailedPostStartHookKillsTheContainer(t *testing.T) {
+	e := newTestEnv(t)
+	e.rt.setExecFails("main", true)
+	e.start()
 	pod := staticPod("web", "busybox", corev1.RestartPolicyAlways)
 	pod.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{
-		PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}},
+		PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"setup"}}},
+	}
+	e.send(podtypes.ADD, pod)
+	e.eventually("the container is killed and restarted", func() bool {
+		info, _ := e.agent.Pod(pod.UID)
+		cs := info.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].RestartCount >= 1 && cs[0].LastTerminationState.Terminated != nil
+	})
+	e.rt.setExecFails("main", false)
+	info, _ := e.agent.Pod(pod.UID)
+	if msg := info.Status.ContainerStatuses[0].LastTerminationState.Terminated.Message; !strings.Contains(msg, ReasonFailedPostStartHook) {
+		t.Fatalf("last termination message = %q, want %s", msg, ReasonFailedPostStartHook)
+	}
+	if s := e.rt.containerStops(); len(s) == 0 || s[0].Grace != 7 {
+		t.Fatalf("stops = %+v, want the container stopped with the pod's grace 7", s)
+	}
+}
+
+// A preStop hook runs before the stop, and what it took comes off the
+// grace period the stop gets: the kill still comes within the pod's.
+func TestPreStopHookTakesFromTheGracePeriod(t *testing.T) {
+	e := newTestEnv(t)
+	e.ready.Store(true)
+	e.start()
+	pod := staticPod("web", "busybox", corev1.RestartPolicyAlways)
+	pod.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{
+		PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}},
 	}
 	e.send(podtypes.ADD, pod)
 	e.eventually("the pod runs", func() bool { return e.phase(pod.UID) == corev1.PodRunning })
-	var warned int
-	for _, en := range e.agent.Timeline(pod.UID) {
-		if en.Kind == "warning" && strings.Contains(en.Message, "main preStop") && strings.Contains(en.Message, "not run") {
-			warned++
-		}
+	began := time.Now()
+	e.send(podtypes.REMOVE, pod)
+	e.eventually("the pod is stopped", func() bool { return len(e.rt.stopCalls()) > 0 })
+	if took := time.Since(began); took < time.Second {
+		t.Fatalf("stopped %v after the removal, before its 1 s preStop hook ended", took)
 	}
-	if warned != 1 {
-		t.Fatalf("%d warnings about the preStop hook, want 1: %+v", warned, e.agent.Timeline(pod.UID))
+	stop := e.rt.stopCalls()[0]
+	if stop.Grace == nil || *stop.Grace != 5 {
+		t.Fatalf("StopPod grace = %v, want 5 (7 less the hook's 1 s, rounded down)", stop.Grace)
+	}
+	var ran bool
+	for _, en := range e.agent.Timeline(pod.UID) {
+		ran = ran || strings.Contains(en.Message, `PreStop hook of "main" ran`)
+	}
+	if !ran {
+		t.Fatalf("the timeline does not show the preStop hook: %+v", e.agent.Timeline(pod.UID))
 	}
 }

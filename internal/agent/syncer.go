@@ -113,7 +113,6 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 		// A new worker: whatever status a worker of this UID left (a pod
 		// removed and put back) must not hold the new one in a terminal phase.
 		prev = nil
-		s.warnUnrunHooks(pod)
 	}
 	mounts, err := s.vols.Setup(pod)
 	if err != nil {
@@ -135,6 +134,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 			s.cache.Set(uid, fresh, nil, fetched)
 		}
 	}
+	rs = s.runPostStart(ctx, pod, res, rs)
 	st := s.store(pod, rs, &res, syncErr, res.Terminal, prev)
 	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
 	if syncErr != nil {

@@ -36,11 +36,15 @@ func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, graceP
 			before = fresh
 		}
 	}
-	grace := gracePeriod
+	grace := s.runPreStop(ctx, pod, before, gracePeriod)
 	if err := s.rt.StopPod(ctx, pod, runtime.Pod{ID: uid, Name: pod.Name, Namespace: pod.Namespace}, &grace); err != nil {
 		return s.failed(uid, err)
 	}
-	s.timeline.Record(uid, timeline.KindRuntime, "StopPod: grace period %ds", grace)
+	if grace != gracePeriod {
+		s.timeline.Record(uid, timeline.KindRuntime, "StopPod: grace period %ds (%ds, less what the preStop hooks took)", grace, gracePeriod)
+	} else {
+		s.timeline.Record(uid, timeline.KindRuntime, "StopPod: grace period %ds", grace)
+	}
 	// The stopped containers are still there: their exit codes, reasons
 	// and times are the final status, not a guess from before the stop.
 	if after, err := s.rt.GetPodStatus(ctx, uid); err == nil {

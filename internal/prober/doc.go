@@ -17,4 +17,8 @@
 // its worker on hold and lists the instance in Unhealthy: the agent kills
 // it, with the probe's grace period, and its restart policy and back-off
 // decide what follows.
+//
+// RunHook runs a lifecycle hook's action (exec, httpGet, sleep) with the
+// same handlers, bounded by a timeout: the agent runs postStart after a
+// start and preStop within the grace period of a stop.
 package prober

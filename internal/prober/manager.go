@@ -44,10 +44,11 @@ type Manager struct {
 	wg      sync.WaitGroup
 	workers map[types.UID]map[workerKey]*worker
 	podIPs  map[types.UID]string
-	// results hold each probed instance's results; kills, by pod, the
-	// newest instance of each container killed for a probe and why.
+	// results hold each probed instance's results; kills, by pod and
+	// container, the two newest instances killed and why: a status shows
+	// the current instance and the one before.
 	results map[resultKey]Result
-	kills   map[types.UID]map[string]Kill
+	kills   map[types.UID]map[string][]Kill
 	// series are the metric series of each pod's probes, dropped by Forget.
 	series map[types.UID]map[series]bool
 }
@@ -81,7 +82,7 @@ func New(opts Options) (*Manager, error) {
 		exec: opts.Exec, clock: opts.Clock, log: opts.Logger.WithName("prober"), metrics: pm,
 		updates: make(chan Update, updatesBuffer),
 		workers: map[types.UID]map[workerKey]*worker{}, podIPs: map[types.UID]string{},
-		results: map[resultKey]Result{}, kills: map[types.UID]map[string]Kill{}, series: map[types.UID]map[series]bool{},
+		results: map[resultKey]Result{}, kills: map[types.UID]map[string][]Kill{}, series: map[types.UID]map[series]bool{},
 	}, nil
 }
 
@@ -243,9 +244,11 @@ func (m *Manager) KillReason(containerID string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, byName := range m.kills {
-		for _, k := range byName {
-			if k.ContainerID == containerID {
-				return k.Reason
+		for _, ks := range byName {
+			for _, k := range ks {
+				if k.ContainerID == containerID {
+					return k.Reason
+				}
 			}
 		}
 	}
@@ -265,8 +268,8 @@ func (m *Manager) Unhealthy(uid types.UID) []Kill {
 		if m.results[resultKey{containerID: w.target.containerID, kind: w.kind}] != Failure {
 			continue
 		}
-		if k, ok := m.kills[uid][w.target.container]; ok && k.ContainerID == w.target.containerID {
-			out = append(out, k)
+		if ks := m.kills[uid][w.target.container]; len(ks) > 0 && ks[len(ks)-1].ContainerID == w.target.containerID {
+			out = append(out, ks[len(ks)-1])
 		}
 	}
 	return out
@@ -298,13 +301,30 @@ func (m *Manager) set(w *worker, r Result, msg string) bool {
 	}
 	m.results[key] = r
 	if r == Failure && w.kind != Readiness {
-		if m.kills[w.uid] == nil {
-			m.kills[w.uid] = map[string]Kill{}
-		}
-		m.kills[w.uid][w.target.container] = Kill{
+		m.noteKillLocked(w.uid, Kill{
 			Container: w.target.container, ContainerID: w.target.containerID, Grace: w.grace,
 			Reason: w.kind.String() + " probe failed: " + msg,
-		}
+		})
 	}
 	return true
+}
+
+// NoteKill records that the agent killed the instance for another reason
+// than a probe (a failed postStart hook), so that its termination says
+// why, as KillReason reports it.
+func (m *Manager) NoteKill(uid types.UID, container, containerID, reason string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.noteKillLocked(uid, Kill{Container: container, ContainerID: containerID, Reason: reason})
+}
+
+func (m *Manager) noteKillLocked(uid types.UID, k Kill) {
+	if m.kills[uid] == nil {
+		m.kills[uid] = map[string][]Kill{}
+	}
+	ks := append(m.kills[uid][k.Container], k)
+	if len(ks) > 2 {
+		ks = ks[len(ks)-2:]
+	}
+	m.kills[uid][k.Container] = ks
 }

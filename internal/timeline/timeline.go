@@ -21,8 +21,6 @@ const (
 	KindError = "error"
 	// KindProbe: a probe's result changed.
 	KindProbe = "probe"
-	// KindWarning: the pod asks for something the agent does not do.
-	KindWarning = "warning"
 )
 
 // DefaultPerPod is the bound New uses for a non-positive perPod.

@@ -119,8 +119,16 @@ func slicesMax(d []time.Duration) time.Duration {
 // benchProbeCPU reports the agent's CPU over 30 s with n running pods
 // whose one container has a readiness probe of the given kind at a 1 s
 // period ("" for none), all of them ready.
+//
+// With NODEAGENT_BENCH_PROFILES=<dir> the agent runs with --profiling and
+// a 20 s CPU profile of the window is saved as <dir>/cpu-<kind>.pb.gz.
 func benchProbeCPU(b *testing.B, n int, kind string) {
-	h := newAgent(b)
+	profiles := os.Getenv("NODEAGENT_BENCH_PROFILES")
+	var args []string
+	if profiles != "" {
+		args = append(args, "--profiling")
+	}
+	h := newAgent(b, args...)
 	for i := range n {
 		script := sleepForever
 		c := shContainer("main", "")
@@ -160,13 +168,17 @@ func benchProbeCPU(b *testing.B, n int, kind string) {
 	}
 	time.Sleep(5 * time.Second) // settle
 	pid := h.proc.Process.Pid
-	probes0 := h.metricWith(b, "prober_probe_total")
+	probes0, failed0 := h.metricWith(b, "prober_probe_total"), h.metricWith(b, "prober_probe_total", `result="failed"`)
 	cpu0, t0 := cpuTicks(b, pid), time.Now()
-	time.Sleep(30 * time.Second)
+	if profiles != "" && kind != "" {
+		saveProfile(b, "http://"+h.addr+"/debug/pprof/profile?seconds=20", filepath.Join(profiles, "cpu-"+kind+".pb.gz"))
+	}
+	time.Sleep(time.Until(t0.Add(30 * time.Second)))
 	cpu1, el := cpuTicks(b, pid), time.Since(t0)
-	probes1 := h.metricWith(b, "prober_probe_total")
+	probes1, failed1 := h.metricWith(b, "prober_probe_total"), h.metricWith(b, "prober_probe_total", `result="failed"`)
 	const hz = 100 // USER_HZ on Linux
 	b.ReportMetric(float64(cpu1-cpu0)/hz/el.Seconds()*100, "cpu-%")
 	b.ReportMetric((probes1-probes0)/el.Seconds(), "probes/s")
+	b.ReportMetric((failed1-failed0)/el.Seconds(), "failed/s")
 	b.ReportMetric(rssOf(b, pid).total, "rss-MiB")
 }
