@@ -28,10 +28,9 @@ type probeSet interface {
 
 // killUnhealthy stops the pod's containers whose liveness or startup probe
 // failed, each with its probe's grace period (its preStop hook first,
-// within it), and returns the pod's
-// runtime status after the kills. The SyncPod that follows restarts them
-// as the restart policy and the crash-loop back-off say, as it would any
-// container that exited.
+// within it), and returns the pod's runtime status after the kills. The
+// SyncPod that follows restarts them as the restart policy and the
+// crash-loop back-off say, as it would any container that exited.
 func (s *syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, rs *runtime.PodStatus) *runtime.PodStatus {
 	if s.probes == nil || pod.DeletionTimestamp != nil {
 		return rs
@@ -45,8 +44,12 @@ func (s *syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, rs *runtime
 			"container", k.Container, "containerID", k.ContainerID, "gracePeriod", k.Grace, "reason", k.Reason)
 		grace := k.Grace
 		if c := hookContainers(pod, preStop)[k.Container]; c != nil {
-			grace = s.runPreStop(ctx, pod, &runtime.PodStatus{ID: pod.UID, IPs: rs.IPs, Containers: []runtime.ContainerStatus{
-				{ID: k.ContainerID, Name: k.Container, State: runtime.ContainerStateRunning}}}, k.Grace)
+			one := &runtime.PodStatus{ID: pod.UID, Containers: []runtime.ContainerStatus{
+				{ID: k.ContainerID, Name: k.Container, State: runtime.ContainerStateRunning}}}
+			if rs != nil {
+				one.IPs = rs.IPs
+			}
+			grace = s.runPreStop(ctx, pod, one, k.Grace)
 		}
 		err := s.rt.StopContainer(ctx, k.ContainerID, grace)
 		if err != nil {
