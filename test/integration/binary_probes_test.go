@@ -103,6 +103,26 @@ func TestBinaryReadinessFollowsAFile(t *testing.T) {
 	}
 }
 
+// TestBinaryTCPSocketReadiness probes a server's port with tcpSocket, by
+// the port's name: ready while it listens, unready once it is killed.
+func TestBinaryTCPSocketReadiness(t *testing.T) {
+	h := newAgent(t)
+	port := freePort(t)
+	c := shContainer("srv", fmt.Sprintf("busybox httpd -f -p 127.0.0.1:%d -h /tmp & echo $! > /tmp/pid; %s", port, sleepForever))
+	c.Ports = []corev1.ContainerPort{{Name: "web", ContainerPort: port, HostPort: port}}
+	c.ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("web")}},
+		PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1,
+	}
+	h.writeManifest(testPod("tcp", c))
+	h.waitPod("tcp", "ready while it listens", 30*time.Second, func(p localapi.Pod) bool { return podReady(p) == "True" })
+	execIn(t, h, h.runningIDs("tcp")["srv"], "sh", "-c", "kill $(cat /tmp/pid)")
+	p := h.waitPod("tcp", "unready once its server is gone", 10*time.Second, func(p localapi.Pod) bool { return podReady(p) == "False" })
+	if c := findContainer(p, "srv"); c.RestartCount != 0 || c.State != localapi.StateRunning {
+		t.Errorf("container = %+v, want it running, never restarted", c)
+	}
+}
+
 // TestBinaryStartupProbeProtectsSlowStarter runs two slow starters whose
 // liveness probe fails until they have started. One starts within its
 // startup window (10 probes, 1 s apart) after 6 s: it is never killed,
