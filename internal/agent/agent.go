@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/pleg"
+	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
@@ -31,6 +32,7 @@ type Agent struct {
 	adoption  *adoptionRuntime
 	admission *portAdmission
 	metrics   *agentMetrics
+	prober    *prober.Manager
 	// api is nil in standalone mode.
 	api      *apiSync
 	events   *podEvents
@@ -78,6 +80,10 @@ func New(opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.prober, err = prober.New(prober.Options{Exec: opts.Runtime, Registry: opts.Registry, Logger: log, Clock: opts.Clock})
+	if err != nil {
+		return nil, fmt.Errorf("prober: %w", err)
+	}
 	desired := func(uid types.UID) bool {
 		_, ok := a.pods.PodByUID(uid)
 		return ok
@@ -85,7 +91,7 @@ func New(opts Options) (*Agent, error) {
 	s := &syncer{
 		rt: a.adoption, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
 		timeline: a.timeline, events: a.events, hostIPs: opts.NodeIPs, desired: desired, clock: opts.Clock, log: log.WithName("syncer"),
-		pods: map[types.UID]*podRecord{},
+		pods: map[types.UID]*podRecord{}, probes: a.prober,
 	}
 	a.workers, err = podworkers.New(podworkers.Options{
 		Syncer: checkpointingSyncer{syncer: s, ckpt: a.ckpt}, Clock: opts.Clock, Logger: opts.Logger.WithName("podworkers"),
@@ -96,6 +102,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	a.loop = &syncLoop{
 		updates: opts.Updates, events: a.pleg.Events(), pods: a.pods, workers: a.workers,
+		probeUpdates: a.prober.Updates(), probes: a.prober,
 		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval, ckpt: a.ckpt,
 		admission: a.admission, statuses: a.statuses, api: a.api,
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
@@ -142,6 +149,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return a.pleg.Start(gctx) })
 	g.Go(func() error { return a.collector.run(gctx) })
 	g.Go(func() error { return a.loop.run(gctx) })
+	g.Go(func() error { return a.prober.Run(gctx) })
 	err := g.Wait()
 	a.log.Info("Stopped", "err", err)
 	return err

@@ -42,6 +42,16 @@
 //     worker, its status (Pending, HostPortConflict) names the port and the
 //     holder, and the housekeeping tick admits it once the holder has
 //     stopped.
+//   - probes (probes.go) wire internal/prober: each sync hands the pod's
+//     runtime status to the prober (workers start and end with their
+//     containers) and generates the status with its results; a probe
+//     result that changes reaches the loop on its own channel, which
+//     updates the pod's readiness in the status store at once and syncs
+//     the pod; the sync first kills containers whose liveness or startup
+//     probe failed, with the probe's grace period.
+//   - hooks (hooks.go) run postStart after a sync started a container and
+//     before the status shows it (a failure kills it), and preStop before
+//     a stop, within the grace period, whose rest the stop gets.
 //   - adoptionRuntime (adoption.go) counts the pods whose running
 //     containers a first sync kept.
 //   - collector (collector.go) garbage-collects dead containers and

@@ -27,6 +27,10 @@ type fakeRuntime struct {
 	seq  int
 	// exitCodes makes containers of these names exit at once with the code.
 	exitCodes map[string]int32
+	// execFails makes exec probes of containers of these names exit 1.
+	execFails map[string]bool
+	// stops are the containers StopContainer stopped, with their grace.
+	stops []containerStop
 	// killGate, if set, holds every KillPod until it is closed.
 	killGate chan struct{}
 	kills    []killCall
@@ -55,8 +59,57 @@ type syncCall struct {
 	Actions  []runtime.ActionKind
 }
 
+type containerStop struct {
+	Name  string
+	Grace int64
+}
+
 func newFakeRuntime(logRoot string) *fakeRuntime {
-	return &fakeRuntime{logRoot: logRoot, pods: map[types.UID]*fakePod{}, exitCodes: map[string]int32{}}
+	return &fakeRuntime{logRoot: logRoot, pods: map[types.UID]*fakePod{}, exitCodes: map[string]int32{}, execFails: map[string]bool{}}
+}
+
+// ExecSync answers with exit code 1 for a container named in execFails,
+// 0 otherwise.
+func (f *fakeRuntime) ExecSync(_ context.Context, id string, _ []string, _ time.Duration) (runtime.ExecResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.pods {
+		for _, c := range p.containers {
+			if c.ID == id && f.execFails[c.Name] {
+				return runtime.ExecResult{ExitCode: 1, Stdout: []byte("not yet")}, nil
+			}
+		}
+	}
+	return runtime.ExecResult{}, nil
+}
+
+func (f *fakeRuntime) setExecFails(name string, fails bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.execFails[name] = fails
+}
+
+// StopContainer makes a running container exit with code 137.
+func (f *fakeRuntime) StopContainer(_ context.Context, id string, grace int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.pods {
+		for i := range p.containers {
+			c := &p.containers[i]
+			if c.ID == id && c.State == runtime.ContainerStateRunning {
+				c.State, c.ExitCode, c.FinishedAt = runtime.ContainerStateExited, 137, time.Now()
+				delete(p.running, id)
+				f.stops = append(f.stops, containerStop{Name: c.Name, Grace: grace})
+			}
+		}
+	}
+	return nil
+}
+
+func (f *fakeRuntime) containerStops() []containerStop {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.stops)
 }
 
 func (f *fakeRuntime) nextID(prefix string) string {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/pleg"
+	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
@@ -22,6 +23,8 @@ import (
 type syncLoop struct {
 	updates      <-chan podtypes.PodUpdate
 	events       <-chan pleg.PodLifecycleEvent
+	probeUpdates <-chan prober.Update
+	probes       status.Probes
 	pods         *podmanager.Manager
 	workers      *podworkers.PodWorkers
 	housekeeper  *housekeeper
@@ -60,6 +63,8 @@ func (l *syncLoop) run(ctx context.Context) error {
 				continue
 			}
 			l.handleEvent(e)
+		case u := <-l.probeUpdates:
+			l.probeChanged(u)
 		case <-due.C():
 			l.syncDue()
 		case <-hk.C():

@@ -45,6 +45,9 @@ type Runtime interface {
 	GetPods(ctx context.Context) ([]*runtime.Pod, error)
 	GarbageCollect(ctx context.Context, deleted func(types.UID) bool) error
 	RemovePodLogDir(pod *corev1.Pod) error
+	// StopContainer and ExecSync serve the probes.
+	StopContainer(ctx context.Context, id string, grace int64) error
+	ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (runtime.ExecResult, error)
 }
 
 // Volumes is what the agent needs of the volume manager; *volumes.Manager

@@ -53,6 +53,7 @@ type syncer struct {
 	desired func(types.UID) bool
 	clock   clock.PassiveClock
 	log     logr.Logger
+	probes  probeSet
 
 	mu   sync.Mutex
 	pods map[types.UID]*podRecord
@@ -121,6 +122,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 		s.store(pod, rs, nil, err, false, prev)
 		return false, s.failed(uid, err)
 	}
+	rs = s.killUnhealthy(ctx, pod, rs)
 	res, syncErr := s.rt.SyncPod(ctx, pod, mounts, rs)
 	s.synced(uid, s.clock.Now())
 	s.recordActions(uid, res.Actions)
@@ -136,6 +138,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 			s.cache.Set(uid, fresh, nil, fetched)
 		}
 	}
+	rs = s.runPostStart(ctx, pod, res, rs)
 	st := s.store(pod, rs, &res, syncErr, res.Terminal, prev)
 	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
 	if syncErr != nil {
@@ -148,6 +151,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 func (s *syncer) store(pod *corev1.Pod, rs *runtime.PodStatus, res *runtime.SyncResult, err error, terminal bool, prev *corev1.PodStatus) corev1.PodStatus {
 	st := status.Generate(status.Input{
 		Pod: pod, Runtime: rs, Result: res, Err: err, Terminal: terminal, Previous: prev, Now: s.clock.Now(), HostIPs: s.hostIPs,
+		Probes: s.probeStatus(pod, rs),
 	})
 	s.statuses.Set(pod, st)
 	return st

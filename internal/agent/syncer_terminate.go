@@ -21,6 +21,9 @@ import (
 func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, gracePeriod int64, statusFn func(*corev1.PodStatus)) error {
 	uid := pod.UID
 	s.enter(uid, phaseTerminating)
+	if s.probes != nil {
+		s.probes.StopPod(uid) // nothing it finds now can change what follows
+	}
 	// The newest status observed before the stop, in case the runtime
 	// cannot be asked after it: SyncTerminatedPod removes the containers,
 	// and with them what they ended with. The cache's (at most a relist
@@ -33,12 +36,16 @@ func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, graceP
 			before = fresh
 		}
 	}
-	grace := gracePeriod
-	s.events.stopping(pod, grace)
+	s.events.stopping(pod, gracePeriod)
+	grace := s.runPreStop(ctx, pod, before, gracePeriod)
 	if err := s.rt.StopPod(ctx, pod, runtime.Pod{ID: uid, Name: pod.Name, Namespace: pod.Namespace}, &grace); err != nil {
 		return s.failed(uid, err)
 	}
-	s.timeline.Record(uid, timeline.KindRuntime, "StopPod: grace period %ds", grace)
+	if grace != gracePeriod {
+		s.timeline.Record(uid, timeline.KindRuntime, "StopPod: grace period %ds (%ds, less what the preStop hooks took)", grace, gracePeriod)
+	} else {
+		s.timeline.Record(uid, timeline.KindRuntime, "StopPod: grace period %ds", grace)
+	}
 	// The stopped containers are still there: their exit codes, reasons
 	// and times are the final status, not a guess from before the stop.
 	if after, err := s.rt.GetPodStatus(ctx, uid); err == nil {
@@ -46,7 +53,7 @@ func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, graceP
 	}
 	st := status.Generate(status.Input{
 		Pod: pod, Runtime: stopped(before, s.clock.Now()), Terminal: true,
-		Previous: s.statuses.Status(uid), Now: s.clock.Now(), HostIPs: s.hostIPs,
+		Previous: s.statuses.Status(uid), Now: s.clock.Now(), HostIPs: s.hostIPs, Probes: s.probes,
 	})
 	statusFn(&st)
 	s.statuses.Set(pod, st)
@@ -68,6 +75,9 @@ func (s *syncer) SyncTerminatingRuntimePod(ctx context.Context, rp podworkers.Ru
 	}
 	s.cache.Delete(rp.UID)
 	s.forget(rp.UID)
+	if s.probes != nil {
+		s.probes.Forget(rp.UID)
+	}
 	return nil
 }
 
@@ -94,6 +104,9 @@ func (s *syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	s.cache.Delete(uid)
 	s.forget(uid)
+	if s.probes != nil {
+		s.probes.Forget(uid)
+	}
 	return nil
 }
 

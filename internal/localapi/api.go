@@ -39,7 +39,10 @@ type Pod struct {
 	Message string `json:"message,omitempty"`
 	PodIP   string `json:"podIP,omitempty"`
 	// StartTime is when the agent first acted on the pod.
-	StartTime      *time.Time  `json:"startTime,omitempty"`
+	StartTime *time.Time `json:"startTime,omitempty"`
+	// Conditions are the pod's, as the API status has them (Ready,
+	// ContainersReady, ...): what readiness probes decide shows here.
+	Conditions     []Condition `json:"conditions,omitempty"`
 	InitContainers []Container `json:"initContainers,omitempty"`
 	Containers     []Container `json:"containers,omitempty"`
 	// Mirror is a static pod's mirror pod in the apiserver, when the
@@ -84,6 +87,15 @@ type Container struct {
 	StartedAt *time.Time `json:"startedAt,omitempty"`
 	// LastTermination is why the previous instance ended, if one did.
 	LastTermination *Termination `json:"lastTermination,omitempty"`
+}
+
+// Condition is one pod condition.
+type Condition struct {
+	Type               string     `json:"type"`
+	Status             string     `json:"status"`
+	Reason             string     `json:"reason,omitempty"`
+	Message            string     `json:"message,omitempty"`
+	LastTransitionTime *time.Time `json:"lastTransitionTime,omitempty"`
 }
 
 // Termination says how a container instance ended.

@@ -34,6 +34,10 @@ func toPod(in PodInfo) Pod {
 			out.Phase = string(p.Status.Phase)
 		}
 	}
+	for _, c := range in.Status.Conditions {
+		out.Conditions = append(out.Conditions, Condition{Type: string(c.Type), Status: string(c.Status),
+			Reason: c.Reason, Message: c.Message, LastTransitionTime: timeOf(&c.LastTransitionTime)})
+	}
 	out.InitContainers = toContainers(in.Status.InitContainerStatuses)
 	out.Containers = toContainers(in.Status.ContainerStatuses)
 	return out

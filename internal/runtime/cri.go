@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -24,6 +25,9 @@ type criRuntime interface {
 	RemoveContainer(ctx context.Context, containerID string) error
 	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
 	ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+	// ExecSync reports a command's non-zero exit as an error that
+	// implements k8s.io/utils/exec.ExitError.
+	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout []byte, stderr []byte, err error)
 }
 
 // criImages is the part of the CRI image service the package uses.

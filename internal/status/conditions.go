@@ -21,41 +21,46 @@ const (
 // conditions computes the pod's conditions, in the kubelet's order. A
 // condition keeps its previous transition time while its status stays.
 func conditions(pod *corev1.Pod, rs *runtime.PodStatus, st, prev *corev1.PodStatus, now time.Time) []corev1.PodCondition {
-	var out []corev1.PodCondition
-	add := func(t corev1.PodConditionType, ok bool, reason, message string) {
-		c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reason, Message: message}
-		if ok {
-			c.Status, c.Reason, c.Message = corev1.ConditionTrue, "", ""
-		}
-		c.LastTransitionTime = metaTime(now)
-		if i := slices.IndexFunc(prev.Conditions, func(p corev1.PodCondition) bool { return p.Type == t }); i >= 0 &&
-			prev.Conditions[i].Status == c.Status {
-			c.LastTransitionTime = prev.Conditions[i].LastTransitionTime
-		}
-		out = append(out, c)
-	}
 	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
-
-	add(corev1.PodReadyToStartContainers, sandboxReady(rs) && !terminal, "", "")
-
 	notInit := notInitialized(pod, st.InitContainerStatuses)
-	add(corev1.PodInitialized, len(notInit) == 0, ReasonContainersNotInitialized, unready("incomplete", notInit))
+	ready, reason, message := readiness(pod, st)
+	return []corev1.PodCondition{
+		condition(corev1.PodReadyToStartContainers, sandboxReady(rs) && !terminal, "", "", prev, now),
+		condition(corev1.PodInitialized, len(notInit) == 0, ReasonContainersNotInitialized, unready("incomplete", notInit), prev, now),
+		condition(corev1.PodReady, ready, reason, message, prev, now),
+		condition(corev1.ContainersReady, ready, reason, message, prev, now),
+		condition(corev1.PodScheduled, true, "", "", prev, now),
+	}
+}
 
+// condition builds one condition; reason and message apply when it is
+// false. It keeps prev's transition time while its status stays.
+func condition(t corev1.PodConditionType, ok bool, reason, message string, prev *corev1.PodStatus, now time.Time) corev1.PodCondition {
+	c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reason, Message: message}
+	if ok {
+		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "", ""
+	}
+	c.LastTransitionTime = metaTime(now)
+	if i := slices.IndexFunc(prev.Conditions, func(p corev1.PodCondition) bool { return p.Type == t }); i >= 0 &&
+		prev.Conditions[i].Status == c.Status {
+		c.LastTransitionTime = prev.Conditions[i].LastTransitionTime
+	}
+	return c
+}
+
+// readiness is the pod's Ready (and ContainersReady): every app container
+// ready, and the pod not terminal.
+func readiness(pod *corev1.Pod, st *corev1.PodStatus) (ready bool, reason, message string) {
+	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
+		return false, ReasonPodCompleted, ""
+	}
 	var notReady []string
 	for _, c := range pod.Spec.Containers {
 		if cs := statusOf(st.ContainerStatuses, c.Name); cs == nil || !cs.Ready {
 			notReady = append(notNil(notReady), c.Name)
 		}
 	}
-	reason, message := ReasonContainersNotReady, unready("unready", notReady)
-	if terminal {
-		reason, message = ReasonPodCompleted, ""
-	}
-	ready := len(notReady) == 0 && !terminal
-	add(corev1.PodReady, ready, reason, message)
-	add(corev1.ContainersReady, ready, reason, message)
-	add(corev1.PodScheduled, true, "", "")
-	return out
+	return len(notReady) == 0, ReasonContainersNotReady, unready("unready", notReady)
 }
 
 // sandboxReady reports whether the pod's newest sandbox runs (with an IP

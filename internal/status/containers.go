@@ -105,8 +105,7 @@ func fillFromRuntime(cs *corev1.ContainerStatus, c *runtime.ContainerStatus) {
 	switch c.State {
 	case runtime.ContainerStateRunning:
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metaTime(c.StartedAt)}
-		cs.Started = new(true)
-		cs.Ready = true // no readiness probes yet: running is ready
+		cs.Started = new(true) // applyProbes decides Started and Ready
 	case runtime.ContainerStateExited:
 		cs.State.Terminated = terminated(c)
 	case runtime.ContainerStateCreated:

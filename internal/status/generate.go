@@ -38,6 +38,8 @@ type Input struct {
 	HostIPs []string
 	// Now stamps the start time and condition transitions.
 	Now time.Time
+	// Probes says what the containers' probes found; nil: nothing yet.
+	Probes Probes
 }
 
 // Generate computes the pod's API status.
@@ -58,9 +60,10 @@ func Generate(in Input) corev1.PodStatus {
 	hasInit := len(pod.Spec.InitContainers) > 0
 	st.InitContainerStatuses = containerStatuses(pod.Spec.InitContainers, rs, reasons, podWide, hasInit, prev.InitContainerStatuses, in.Terminal)
 	st.ContainerStatuses = containerStatuses(pod.Spec.Containers, rs, reasons, podWide, hasInit, prev.ContainerStatuses, in.Terminal)
-	for i, c := range pod.Spec.InitContainers {
-		// An init container is ready once it completed; a sidecar while it runs.
-		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+	applyProbes(pod, &st, in.Probes)
+	for i := range pod.Spec.InitContainers {
+		// An init container is ready once it completed; a sidecar as its probes say.
+		if !isSidecar(&pod.Spec.InitContainers[i]) {
 			cs := &st.InitContainerStatuses[i]
 			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
 		}

@@ -19,6 +19,8 @@ const (
 	KindRuntime = "runtime"
 	// KindError: a sync of the pod failed.
 	KindError = "error"
+	// KindProbe: a probe's result changed.
+	KindProbe = "probe"
 )
 
 // DefaultPerPod is the bound New uses for a non-positive perPod.

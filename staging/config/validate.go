@@ -47,8 +47,8 @@ func validatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Required(p.Child("containers"), "a pod needs at least one container"))
 	}
 	names := sets.New[string]()
-	errs = append(errs, validateContainers(spec.InitContainers, p.Child("initContainers"), volumes, names, spec.HostNetwork)...)
-	errs = append(errs, validateContainers(spec.Containers, p.Child("containers"), volumes, names, spec.HostNetwork)...)
+	errs = append(errs, validateContainers(spec.InitContainers, p.Child("initContainers"), volumes, names, spec.HostNetwork, true)...)
+	errs = append(errs, validateContainers(spec.Containers, p.Child("containers"), volumes, names, spec.HostNetwork, false)...)
 	if len(spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(p.Child("ephemeralContainers"), "static pods may not have ephemeral containers"))
 	}

@@ -18,7 +18,7 @@ var (
 // validateContainers checks one list of containers. names holds the
 // container names seen so far across lists: init and app containers share
 // one namespace.
-func validateContainers(containers []corev1.Container, p *field.Path, volumes, names sets.Set[string], hostNetwork bool) field.ErrorList {
+func validateContainers(containers []corev1.Container, p *field.Path, volumes, names sets.Set[string], hostNetwork, init bool) field.ErrorList {
 	var errs field.ErrorList
 	for i := range containers {
 		c := &containers[i]
@@ -44,6 +44,7 @@ func validateContainers(containers []corev1.Container, p *field.Path, volumes, n
 		errs = append(errs, validateEnv(c.Env, cp.Child("env"))...)
 		errs = append(errs, validateMounts(c.VolumeMounts, cp.Child("volumeMounts"), volumes)...)
 		errs = append(errs, validateResources(&c.Resources, cp.Child("resources"))...)
+		errs = append(errs, validateProbes(c, cp, init)...)
 	}
 	return errs
 }

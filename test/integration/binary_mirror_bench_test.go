@@ -98,12 +98,15 @@ func startedAt(b *testing.B, cri *framework.CRI, id string) time.Time {
 //   - running-to-mirror: from the container's start (the CRI's startedAt)
 //     to the mirror pod's status Running, seen through the watch, over 30
 //     pods started one after another;
+//
 //   - manifest-to-mirror: from the manifest written to the mirror pod seen;
+//
 //   - burst50-running-to-mirror: the same for 50 pods written at once, the
 //     worst of them and the median;
+//
 //   - the node's apiserver writes per started pod, from the audit log.
 //
-//	cd test/integration && go test -run '^$' -bench BenchmarkBinaryMirror -benchtime=1x -timeout 30m .
+//     cd test/integration && go test -run '^$' -bench BenchmarkBinaryMirror -benchtime=1x -timeout 30m .
 func BenchmarkBinaryMirror(b *testing.B) {
 	for range b.N {
 		h := newConnectedAgent(b)

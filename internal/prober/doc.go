@@ -1,0 +1,24 @@
+// Package prober runs the liveness, readiness and startup probes of the
+// agent's containers, as the kubelet does: one worker goroutine per probe
+// of each running container instance, started when the agent sees the
+// instance running (Manager.Sync) and ended when it stops running, its pod
+// stops, or the Manager's Run ends.
+//
+// A worker probes (exec through the runtime's ExecSync, httpGet, tcpSocket
+// or grpc's standard health protocol) after the probe's initial delay and
+// then every period, each probe bounded by its timeout, and turns the
+// outcomes into a result once successThreshold or failureThreshold of them
+// agree. A startup probe holds back the container's liveness and readiness
+// probes until it has succeeded, and then stops probing.
+//
+// Results are kept by container instance (status.Probes reads them), and
+// each change is sent on Updates, so that the agent's sync loop shows a new
+// readiness at once and syncs the pod. A liveness or startup failure puts
+// its worker on hold and lists the instance in Unhealthy: the agent kills
+// it, with the probe's grace period, and its restart policy and back-off
+// decide what follows.
+//
+// RunHook runs a lifecycle hook's action (exec, httpGet, sleep) with the
+// same handlers, bounded by a timeout: the agent runs postStart after a
+// start and preStop within the grace period of a stop.
+package prober

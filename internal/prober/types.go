@@ -1,0 +1,68 @@
+package prober
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Kind is which probe of a container.
+type Kind int
+
+const (
+	Liveness Kind = iota
+	Readiness
+	Startup
+)
+
+// String is the kind as the kubelet's metrics label it.
+func (k Kind) String() string {
+	switch k {
+	case Liveness:
+		return "Liveness"
+	case Readiness:
+		return "Readiness"
+	case Startup:
+		return "Startup"
+	}
+	return "Unknown"
+}
+
+// Result is what a probe's outcomes amount to.
+type Result int
+
+const (
+	// Unknown: not probed yet, or the probe could not be run.
+	Unknown Result = iota
+	Success
+	Failure
+)
+
+func (r Result) String() string {
+	switch r {
+	case Success:
+		return "success"
+	case Failure:
+		return "failure"
+	}
+	return "unknown"
+}
+
+// Update is a probe's result changing for one container instance.
+type Update struct {
+	PodUID      types.UID
+	Container   string
+	ContainerID string
+	Kind        Kind
+	Result      Result
+	// Message is the last probe's output or error, bounded.
+	Message string
+}
+
+// Kill is a container instance whose liveness or startup probe failed:
+// stop it with Grace seconds (the probe's terminationGracePeriodSeconds, or
+// the pod's).
+type Kill struct {
+	Container   string
+	ContainerID string
+	Grace       int64
+	Reason      string
+}
