@@ -70,6 +70,11 @@ func New(opts Options) (*Agent, error) {
 		if a.api, err = newAPISync(opts, a.pods, a.statuses); err != nil {
 			return nil, err
 		}
+		if opts.Registry != nil {
+			if err := opts.Registry.CustomRegister(&mirrorCollector{pods: a.Pods}); err != nil {
+				return nil, fmt.Errorf("mirror metrics: %w", err)
+			}
+		}
 	}
 	a.ckpt = newCheckpointer(opts.Checkpoint, opts.Clock, m, log.WithName("checkpoint"))
 	a.adoption = newAdoptionRuntime(opts.Runtime, func(uid types.UID, running int) {

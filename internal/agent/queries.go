@@ -44,8 +44,10 @@ type MirrorInfo struct {
 	Synced       bool
 	StatusSynced bool
 	// Problem says what keeps the mirror from being current: the pod
-	// cannot be mirrored (and why), or the last attempt failed.
-	Problem string
+	// cannot be mirrored (NotMirrorable, and why), or the last attempt
+	// failed.
+	Problem       string
+	NotMirrorable bool
 }
 
 // Pods returns every pod a source wants, and those still being terminated
@@ -112,7 +114,7 @@ func (a *Agent) complete(info PodInfo) PodInfo {
 	if a.api != nil && podtypes.IsStaticPod(info.Pod) {
 		m := a.api.mirrors.Mirror(info.Pod)
 		_, statusSynced := a.api.statuses.Synced(uid)
-		info.Mirror = &MirrorInfo{UID: m.UID, Synced: m.Synced, StatusSynced: m.Synced && statusSynced, Problem: m.Problem}
+		info.Mirror = &MirrorInfo{UID: m.UID, Synced: m.Synced, StatusSynced: m.Synced && statusSynced, Problem: m.Problem, NotMirrorable: m.NotMirrorable}
 	}
 	return info
 }

@@ -362,6 +362,8 @@ type State struct {
 	// Problem says why there is no current mirror, when something is in
 	// the way: the pod cannot be mirrored, or the last attempt failed.
 	Problem string
+	// NotMirrorable: NodeRestriction would refuse a mirror of the pod.
+	NotMirrorable bool
 }
 
 // Mirror returns the state of the mirror of a static pod.
@@ -376,7 +378,7 @@ func (r *Reconciler) Mirror(static *corev1.Pod) State {
 	if st, ok := r.names[podtypes.PodFullName(static)]; ok {
 		switch {
 		case st.refused != "" && st.refusedHash == podtypes.ConfigHash(static):
-			s.Problem = st.refused
+			s.Problem, s.NotMirrorable = st.refused, true
 		case !s.Synced && st.failure != "":
 			s.Problem = fmt.Sprintf("last attempt failed: %s", st.failure)
 		}

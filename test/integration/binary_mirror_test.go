@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -121,9 +123,15 @@ func TestBinaryMirrorPods(t *testing.T) {
 				t.Errorf("condition %s = %+v, want True", typ, c)
 			}
 		}
-		lp := h.localPod("web")
-		if lp.Mirror == nil || lp.Mirror.UID != string(m.UID) || !lp.Mirror.Synced {
+		lp := h.waitPod("web", "its mirror in sync", 5*time.Second, func(p localapi.Pod) bool {
+			return p.Mirror != nil && p.Mirror.StatusSynced
+		})
+		if lp.Mirror.UID != string(m.UID) || !lp.Mirror.Synced || lp.Mirror.Problem != "" {
 			t.Errorf("local API mirror = %+v, want synced with uid %s", lp.Mirror, m.UID)
+		}
+		series := fmt.Sprintf(`nodeagent_static_pod_mirror{mirror_uid="%s",namespace="default",pod="%s",state="synced"} 1`, m.UID, m.Name)
+		if body := h.metricsText(t); !strings.Contains(body, series) {
+			t.Errorf("/metrics lacks %s:\n%s", series, grepLines(body, "nodeagent_static_pod_mirror"))
 		}
 	})
 
@@ -200,6 +208,37 @@ func TestBinaryMirrorPods(t *testing.T) {
 				t.Errorf("kubectl describe pod lacks %q:\n%s", want, out)
 			}
 		}
+	})
+
+	t.Run("readiness from a probe reaches the mirror both ways", func(t *testing.T) {
+		c := shContainer("app", "while true; do sleep 1; done")
+		c.ReadinessProbe = &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/tmp/ready"}}},
+			PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1,
+		}
+		h.writeManifest(testPod("ready", c))
+		rp := h.waitPod("ready", "running", 30*time.Second, runningContainer("app"))
+		readyIs := func(want corev1.ConditionStatus) func(*corev1.Pod) bool {
+			return func(p *corev1.Pod) bool {
+				if p == nil || p.Annotations[podtypes.ConfigMirrorAnnotationKey] != rp.ConfigHash {
+					return false
+				}
+				c := podCondition(p, corev1.PodReady)
+				return c != nil && c.Status == want
+			}
+		}
+		h.waitMirror("ready", "Ready False without its file", 10*time.Second, readyIs(corev1.ConditionFalse))
+		id := h.runningIDs("ready")["app"]
+		for _, step := range []struct {
+			cmd  []string
+			want corev1.ConditionStatus
+		}{{[]string{"touch", "/tmp/ready"}, corev1.ConditionTrue}, {[]string{"rm", "/tmp/ready"}, corev1.ConditionFalse}} {
+			execIn(t, h, id, step.cmd...)
+			began := time.Now()
+			h.waitMirror("ready", "Ready "+string(step.want), 5*time.Second, readyIs(step.want))
+			t.Logf("%s: mirror Ready %s in %v (a probe period is 1 s)", strings.Join(step.cmd, " "), step.want, time.Since(began).Round(time.Millisecond))
+		}
+		h.removeManifest("ready")
 	})
 
 	t.Run("a static pod NodeRestriction will not mirror runs, and says why", func(t *testing.T) {
@@ -306,4 +345,29 @@ func tableRow(t *testing.T, namespace, name string) map[string]any {
 		row[c.Name] = table.Rows[0].Cells[i]
 	}
 	return row
+}
+
+// metricsText is the agent's /metrics.
+func (h *agentHarness) metricsText(t *testing.T) string {
+	t.Helper()
+	resp, err := http.Get("http://" + h.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
+}
+
+func grepLines(text, substr string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
