@@ -50,6 +50,14 @@ func nodeReference(nodeName string) *corev1.ObjectReference {
 	return &corev1.ObjectReference{Kind: "Node", Name: nodeName, UID: types.UID(nodeName)}
 }
 
+// nodeRefOf is nodeReference, or nil for no node name.
+func nodeRefOf(nodeName string) *corev1.ObjectReference {
+	if nodeName == "" {
+		return nil
+	}
+	return nodeReference(nodeName)
+}
+
 // copyPods deep-copies pods, so that what a receiver gets is its own.
 func copyPods(pods []*corev1.Pod) []*corev1.Pod {
 	out := make([]*corev1.Pod, len(pods))

@@ -58,8 +58,11 @@ type MergerOptions struct {
 	Mode Mode
 	// Buffer is the capacity of the Updates channel; default 50.
 	Buffer int
-	// Recorder receives an event for each refused pod.
+	// Recorder receives an event for each refused pod: about the Node
+	// named NodeName for a static pod (it has no API object of its own;
+	// `kubectl describe node` shows it), about the pod for others.
 	Recorder EventRecorder
+	NodeName string
 	Logger   logr.Logger
 	// Clock stamps the config-seen annotation of pods that lack it.
 	Clock   clock.PassiveClock
@@ -75,6 +78,7 @@ type Merger struct {
 	log     logr.Logger
 	clock   clock.PassiveClock
 	rec     EventRecorder
+	nodeRef *corev1.ObjectReference // nil without a NodeName
 	metrics *Metrics
 	updates chan podtypes.PodUpdate
 
@@ -111,6 +115,7 @@ func NewMerger(opts MergerOptions) *Merger {
 		log:     opts.Logger.WithName("merger"),
 		clock:   opts.Clock,
 		rec:     opts.Recorder,
+		nodeRef: nodeRefOf(opts.NodeName),
 		metrics: opts.Metrics,
 		updates: make(chan podtypes.PodUpdate, opts.Buffer),
 		pods:    make(map[podtypes.Source]map[types.UID]*corev1.Pod),

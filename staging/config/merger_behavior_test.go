@@ -158,3 +158,23 @@ func TestMergeEndsWithItsContext(t *testing.T) {
 		t.Fatalf("Merge = %v, want context.Canceled", err)
 	}
 }
+
+// A refused static pod has no API object: its event is about the Node, and
+// names the manifest it came from; a refused API pod's is about the pod.
+func TestMergerRecordsStaticRefusalsOnTheNode(t *testing.T) {
+	rec := record.NewFakeRecorder(10)
+	rec.IncludeObject = true
+	m := NewMerger(MergerOptions{Buffer: 10, Recorder: rec, NodeName: "node1"})
+	mustMerge(t, m, set(api, testPod("a", "ua")))
+	dup := testPod("a", "file-ua")
+	dup.Annotations = map[string]string{podtypes.ConfigOriginAnnotationKey: "/etc/manifests/a.yaml"}
+	mustMerge(t, m, set(file, dup))
+	mustMerge(t, m, set(api, testPod("a", "ua"), testPod("b", "")))
+	events := []string{<-rec.Events, <-rec.Events}
+	if e := events[0]; !strings.Contains(e, "kind=Node") || !strings.Contains(e, "from /etc/manifests/a.yaml refused") {
+		t.Errorf("static pod refusal event = %q, want it on the Node, naming the file", e)
+	}
+	if e := events[1]; strings.Contains(e, "kind=Node") || !strings.Contains(e, "it has no UID") {
+		t.Errorf("API pod refusal event = %q, want it on the pod", e)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -51,8 +52,15 @@ func (m *Merger) Refused() []Refusal {
 // refuse records, reports and holds back a pod; m.mu is held.
 func (m *Merger) refuse(src podtypes.Source, pod *corev1.Pod, reason Reason, why string) {
 	msg := fmt.Sprintf("pod %s (uid %s) from source %s refused: %s", podtypes.PodFullName(pod), pod.UID, src, why)
+	if origin := podtypes.ConfigOrigin(pod); origin != "" {
+		msg = fmt.Sprintf("pod %s (uid %s) from %s refused: %s", podtypes.PodFullName(pod), pod.UID, origin, why)
+	}
 	m.log.Error(nil, "Refusing pod", "source", src, "pod", podtypes.PodFullName(pod), "uid", pod.UID, "reason", reason, "detail", why)
-	m.rec.Eventf(pod, corev1.EventTypeWarning, eventReasonFailedValidation, "%s", msg)
+	var about runtime.Object = pod
+	if src != podtypes.APIServerSource && m.nodeRef != nil {
+		about = m.nodeRef
+	}
+	m.rec.Eventf(about, corev1.EventTypeWarning, eventReasonFailedValidation, "%s", msg)
 	m.metrics.countRefused(src, reason)
 	if pod.UID == "" {
 		return // cannot be tracked, and never admissible

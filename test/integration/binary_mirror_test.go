@@ -7,6 +7,8 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -261,6 +263,17 @@ func TestBinaryMirrorPods(t *testing.T) {
 			t.Errorf("a mirror exists for a pod that references a secret: %v", err)
 		}
 		h.removeManifest("secretive")
+	})
+
+	t.Run("refused manifests are events on the Node, naming the file", func(t *testing.T) {
+		h.writeRaw("broken.yaml", []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec: {containers: [{name: c}]}\n"))
+		ev := waitEvent(t, metav1.NamespaceDefault, "involvedObject.kind=Node,involvedObject.name="+env.NodeName+",reason=FailedValidation")
+		if !strings.Contains(ev.Message, "broken.yaml") || !strings.Contains(ev.Message, "image") {
+			t.Errorf("Node event %q does not name the file and the field", ev.Message)
+		}
+		if err := os.Remove(filepath.Join(h.manifests, "broken.yaml")); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("a pod from the apiserver is not run, and an event says so", func(t *testing.T) {

@@ -72,9 +72,18 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		return fmt.Errorf("registering the config metrics: %w", err)
 	}
 
+	// In connected mode, events go to the apiserver: queued from the
+	// start, sent once the node's identity is loaded.
+	var ev *events
+	if o.Kubeconfig != "" {
+		ev = newEvents(ctx, o.NodeName)
+		defer ev.shutdown()
+	}
+
 	// The pod sources, merged into one stream for the agent; they are
 	// built once the checkpoint has been restored.
-	merger := config.NewMerger(config.MergerOptions{Mode: config.Incremental, Logger: log, Metrics: configMetrics})
+	merger := config.NewMerger(config.MergerOptions{Mode: config.Incremental, Logger: log, Metrics: configMetrics,
+		Recorder: ev.recorder(), NodeName: o.NodeName})
 	var sources []podtypes.Source
 	if o.ManifestDir != "" {
 		sources = append(sources, podtypes.FileSource)
@@ -86,11 +95,8 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	// now): its pods are awaited before mirrors without a static pod are
 	// taken for orphans. The static sources never wait for it.
 	readySources := sources
-	var ev *events
-	if o.Kubeconfig != "" {
+	if ev != nil {
 		readySources = append(slices.Clone(sources), podtypes.APIServerSource)
-		ev = newEvents(ctx, o.NodeName)
-		defer ev.shutdown()
 	}
 	sourcesReady := func() bool { return merger.SeenAllSources(readySources...) }
 
