@@ -109,7 +109,7 @@ func New(opts Options) (*Agent, error) {
 		updates: opts.Updates, events: a.pleg.Events(), pods: a.pods, workers: a.workers,
 		probeUpdates: a.prober.Updates(), probes: a.prober,
 		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval, ckpt: a.ckpt,
-		admission: a.admission, statuses: a.statuses, api: a.api,
+		admission: a.admission, statuses: a.statuses, api: a.api, podEvents: a.events,
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
 		housekeeper: &housekeeper{
 			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,

@@ -16,6 +16,8 @@ const (
 	eventKilling = "Killing"
 	eventBackOff = "BackOff"
 	eventFailed  = "Failed"
+	// Unhealthy: a probe started failing (once per change, not per probe).
+	eventUnhealthy = "Unhealthy"
 )
 
 // podEvents records what happens to pods as Kubernetes events. A nil
@@ -67,6 +69,14 @@ func (e *podEvents) actions(pod *corev1.Pod, actions []runtime.Action) {
 			}
 		}
 	}
+}
+
+// unhealthy records a probe that started failing.
+func (e *podEvents) unhealthy(pod *corev1.Pod, container, probe, message string) {
+	if e == nil || e.rec == nil {
+		return
+	}
+	e.rec.Eventf(e.ref(pod), corev1.EventTypeWarning, eventUnhealthy, "%s probe of container %s failed: %s", probe, container, message)
 }
 
 // stopping records that the pod is being stopped.

@@ -32,6 +32,7 @@ type syncLoop struct {
 	admission    *portAdmission
 	statuses     *status.Store
 	api          *apiSync
+	podEvents    *podEvents
 	timeline     *timeline.Log
 	clock        clock.WithTicker
 	due          time.Duration

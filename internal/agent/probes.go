@@ -91,6 +91,7 @@ func (l *syncLoop) probeChanged(u prober.Update) {
 	}
 	if u.Result == prober.Failure {
 		l.timeline.Record(u.PodUID, timeline.KindProbe, "%s probe of %q failed: %s", u.Kind, u.Container, u.Message)
+		l.podEvents.unhealthy(pod, u.Container, u.Kind.String(), u.Message)
 	} else {
 		l.timeline.Record(u.PodUID, timeline.KindProbe, "%s probe of %q: %s", u.Kind, u.Container, u.Result)
 	}

@@ -1,0 +1,49 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
+)
+
+func TestPodEventsOfRuntimeActions(t *testing.T) {
+	rec := record.NewFakeRecorder(20)
+	rec.IncludeObject = true
+	e := newPodEvents(rec)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-node1", Namespace: "ns", UID: "h1"}}
+	e.actions(pod, []runtime.Action{
+		{Kind: runtime.ActionCreateSandbox, ID: "s1"},
+		{Kind: runtime.ActionStartContainer, Container: "main", ID: "c1"},
+		{Kind: runtime.ActionStartContainer, Container: "crashy", Err: fmt.Errorf("wait: %w", runtime.ErrCrashLoopBackOff)},
+		{Kind: runtime.ActionStartContainer, Container: "bad", Err: errors.New("image \"x\" not present")},
+		{Kind: runtime.ActionKillContainer, Container: "old", ID: "c0", Reason: "its spec changed"},
+	})
+	e.unhealthy(pod, "main", "Readiness", "exit 1")
+	var got []string
+	for len(rec.Events) > 0 {
+		got = append(got, <-rec.Events)
+	}
+	ref := " involvedObject{kind=Pod,apiVersion=v1}"
+	want := []string{
+		"Normal Created Created container main" + ref,
+		"Normal Started Started container main" + ref,
+		"Warning BackOff Back-off restarting failed container crashy" + ref,
+		"Warning Failed Error: image \"x\" not present" + ref,
+		"Normal Killing Stopping container old: its spec changed" + ref,
+		"Warning Unhealthy Readiness probe of container main failed: exit 1" + ref,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n%q\nwant\n%q", got, want)
+	}
+	// Standalone: no recorder, nothing recorded, no panic.
+	var none *podEvents
+	none.actions(pod, []runtime.Action{{Kind: runtime.ActionStartContainer, Container: "main"}})
+	newPodEvents(nil).stopping(pod, 30)
+}
