@@ -11,6 +11,7 @@ import (
 
 // The reasons of the pod events, as the kubelet names them.
 const (
+	eventPulled  = "Pulled"
 	eventCreated = "Created"
 	eventStarted = "Started"
 	eventKilling = "Killing"
@@ -50,6 +51,11 @@ func (e *podEvents) actions(pod *corev1.Pod, actions []runtime.Action) {
 		case runtime.ActionStartContainer:
 			switch {
 			case a.Err == nil:
+				if a.PulledImage {
+					e.rec.Eventf(ref, corev1.EventTypeNormal, eventPulled, "Pulled image %q", imageOf(pod, a.Container))
+				} else {
+					e.rec.Eventf(ref, corev1.EventTypeNormal, eventPulled, "Container image %q already present on machine", imageOf(pod, a.Container))
+				}
 				e.rec.Eventf(ref, corev1.EventTypeNormal, eventCreated, "Created container %s", a.Container)
 				e.rec.Eventf(ref, corev1.EventTypeNormal, eventStarted, "Started container %s", a.Container)
 			case errors.Is(a.Err, runtime.ErrCrashLoopBackOff):
@@ -77,6 +83,18 @@ func (e *podEvents) unhealthy(pod *corev1.Pod, container, probe, message string)
 		return
 	}
 	e.rec.Eventf(e.ref(pod), corev1.EventTypeWarning, eventUnhealthy, "%s probe of container %s failed: %s", probe, container, message)
+}
+
+// imageOf is the image of the pod's container name.
+func imageOf(pod *corev1.Pod, name string) string {
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			if c.Name == name {
+				return c.Image
+			}
+		}
+	}
+	return ""
 }
 
 // stopping records that the pod is being stopped.

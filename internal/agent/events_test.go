@@ -17,10 +17,12 @@ func TestPodEventsOfRuntimeActions(t *testing.T) {
 	rec := record.NewFakeRecorder(20)
 	rec.IncludeObject = true
 	e := newPodEvents(rec)
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-node1", Namespace: "ns", UID: "h1"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-node1", Namespace: "ns", UID: "h1"},
+		Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "side", Image: "side:1"}}, Containers: []corev1.Container{{Name: "main", Image: "main:1"}}}}
 	e.actions(pod, []runtime.Action{
 		{Kind: runtime.ActionCreateSandbox, ID: "s1"},
 		{Kind: runtime.ActionStartContainer, Container: "main", ID: "c1"},
+		{Kind: runtime.ActionStartContainer, Container: "side", ID: "c2", PulledImage: true},
 		{Kind: runtime.ActionStartContainer, Container: "crashy", Err: fmt.Errorf("wait: %w", runtime.ErrCrashLoopBackOff)},
 		{Kind: runtime.ActionStartContainer, Container: "bad", Err: errors.New("image \"x\" not present")},
 		{Kind: runtime.ActionKillContainer, Container: "old", ID: "c0", Reason: "its spec changed"},
@@ -32,8 +34,12 @@ func TestPodEventsOfRuntimeActions(t *testing.T) {
 	}
 	ref := " involvedObject{kind=Pod,apiVersion=v1}"
 	want := []string{
+		"Normal Pulled Container image \"main:1\" already present on machine" + ref,
 		"Normal Created Created container main" + ref,
 		"Normal Started Started container main" + ref,
+		"Normal Pulled Pulled image \"side:1\"" + ref,
+		"Normal Created Created container side" + ref,
+		"Normal Started Started container side" + ref,
 		"Warning BackOff Back-off restarting failed container crashy" + ref,
 		"Warning Failed Error: image \"x\" not present" + ref,
 		"Normal Killing Stopping container old: its spec changed" + ref,

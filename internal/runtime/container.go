@@ -19,33 +19,33 @@ type podEnv struct {
 
 // startContainer makes sure the image is present, creates the container and
 // starts it. It returns the container's ID once created, even if the start
-// failed.
+// failed, and whether the image had to be pulled.
 func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, restartCount int,
 	sandboxID string, sandbox *runtimeapi.PodSandboxConfig, mounts []Mount, env podEnv,
-) (string, error) {
-	image, err := r.ensureImage(ctx, c, sandbox)
+) (id string, pulled bool, err error) {
+	image, pulled, err := r.ensureImage(ctx, c, sandbox)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	user := imageUserOf(image)
 	if err := imageUserRefusal(pod, c, user); err != nil {
-		return "", err
+		return "", pulled, err
 	}
 	config, err := r.containerConfig(pod, c, restartCount, image.GetId(), user, mounts, env)
 	if err != nil {
-		return "", err
+		return "", pulled, err
 	}
 	if err := os.MkdirAll(filepath.Join(sandbox.LogDirectory, c.Name), 0o755); err != nil { // #nosec G301 -- log collectors read pod logs, as under the kubelet
-		return "", fmt.Errorf("%w: log directory: %w", ErrCreateContainer, err)
+		return "", pulled, fmt.Errorf("%w: log directory: %w", ErrCreateContainer, err)
 	}
-	id, err := r.rt.CreateContainer(ctx, sandboxID, config, sandbox)
+	id, err = r.rt.CreateContainer(ctx, sandboxID, config, sandbox)
 	if err != nil {
-		return "", createSecurityError(pod, c, createError(ErrCreateContainer, err))
+		return "", pulled, createSecurityError(pod, c, createError(ErrCreateContainer, err))
 	}
 	if err := r.rt.StartContainer(ctx, id); err != nil {
-		return id, fmt.Errorf("%w: %w", ErrStartContainer, err)
+		return id, pulled, fmt.Errorf("%w: %w", ErrStartContainer, err)
 	}
-	return id, nil
+	return id, pulled, nil
 }
 
 // containerConfig is the CRI description of one container instance.

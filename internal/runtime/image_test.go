@@ -33,7 +33,12 @@ func TestSyncPodImages(t *testing.T) {
 			pod := newPod(func(p *corev1.Pod) {
 				p.Spec.Containers[0].Image, p.Spec.Containers[0].ImagePullPolicy = tc.image, tc.policy
 			})
-			_, err := w.sync(pod, nil)
+			res, err := w.sync(pod, nil)
+			for _, a := range res.Actions {
+				if a.Kind == ActionStartContainer && a.Err == nil && a.PulledImage != (tc.wantPulls == 1) {
+					t.Errorf("start action says pulled=%v after %d pulls", a.PulledImage, tc.wantPulls)
+				}
+			}
 			if !errors.Is(err, tc.wantErr) || (tc.wantText != "" && !strings.Contains(err.Error(), tc.wantText)) {
 				t.Errorf("SyncPod error = %v, want %v containing %q", err, tc.wantErr, tc.wantText)
 			}

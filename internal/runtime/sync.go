@@ -29,6 +29,8 @@ type Action struct {
 	ID        string
 	Reason    string
 	Err       error
+	// PulledImage: a StartContainer had to pull the container's image.
+	PulledImage bool
 }
 
 // SyncResult says what one SyncPod did and what the pod's state implies.
@@ -145,8 +147,8 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 				continue
 			}
 		}
-		id, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, mounts[c.Name], env)
-		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err})
+		id, pulled, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, mounts[c.Name], env)
+		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err, PulledImage: pulled})
 		if err != nil {
 			if se := (*SecurityError)(nil); !errors.As(err, &se) { // which names the container already
 				err = fmt.Errorf("container %q: %w", c.Name, err)
