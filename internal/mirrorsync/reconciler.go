@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/workqueuerun"
 	"github.com/nodeagent/nodeagent/staging/mirror"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -139,27 +140,18 @@ func (r *Reconciler) MirrorGone(fullName string, uid types.UID) {
 
 // Run reconciles with client until ctx ends.
 func (r *Reconciler) Run(ctx context.Context, client Client) error {
-	defer r.queue.ShutDown()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for r.processNext(ctx, client) {
-			}
-		})
-	}
-	r.EnqueueAll()
-	tick := r.opts.Clock.NewTicker(r.opts.ResyncInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			r.queue.ShutDown()
-			wg.Wait()
-			return nil
-		case <-tick.C():
-			r.EnqueueAll()
-		}
-	}
+	workqueuerun.Run(ctx, workqueuerun.Loop[string]{
+		Queue: r.queue, Workers: workers, Resync: r.EnqueueAll, ResyncInterval: r.opts.ResyncInterval, Clock: r.opts.Clock,
+		Sync: func(ctx context.Context, name string) (time.Duration, error) {
+			again, err := r.reconcile(ctx, client, name)
+			r.noteFailure(name, err)
+			return again, err
+		},
+		Failed: func(name string, err error) {
+			r.log.V(2).Info("Mirror pod not reconciled; retrying", "pod", name, "err", err)
+		},
+	})
+	return nil
 }
 
 // EnqueueAll asks for every static pod and every mirror pod to be looked at.
@@ -173,29 +165,6 @@ func (r *Reconciler) EnqueueAll() {
 	for _, m := range mirrors {
 		r.queue.Add(podtypes.PodFullName(m))
 	}
-}
-
-func (r *Reconciler) processNext(ctx context.Context, client Client) bool {
-	name, shutdown := r.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer r.queue.Done(name)
-	retryAfter, err := r.reconcile(ctx, client, name)
-	r.noteFailure(name, err)
-	switch {
-	case err != nil:
-		if ctx.Err() == nil {
-			r.log.V(2).Info("Mirror pod not reconciled; retrying", "pod", name, "err", err)
-		}
-		r.queue.AddRateLimited(name)
-	case retryAfter > 0:
-		r.queue.Forget(name)
-		r.queue.AddAfter(name, retryAfter)
-	default:
-		r.queue.Forget(name)
-	}
-	return true
 }
 
 // reconcile makes the apiserver hold what it should under name. A positive

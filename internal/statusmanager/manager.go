@@ -19,6 +19,7 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/uidpatch"
+	"github.com/nodeagent/nodeagent/internal/workqueuerun"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -102,27 +103,16 @@ func (m *Manager) Enqueue(uid types.UID) { m.queue.Add(uid) }
 
 // Run writes statuses with client until ctx ends.
 func (m *Manager) Run(ctx context.Context, client corev1client.PodsGetter) error {
-	defer m.queue.ShutDown()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for m.processNext(ctx, client) {
-			}
-		})
-	}
-	m.resync()
-	tick := m.opts.Clock.NewTicker(m.opts.ResyncInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			m.queue.ShutDown()
-			wg.Wait()
-			return nil
-		case <-tick.C():
-			m.resync()
-		}
-	}
+	workqueuerun.Run(ctx, workqueuerun.Loop[types.UID]{
+		Queue: m.queue, Workers: workers, Resync: m.resync, ResyncInterval: m.opts.ResyncInterval, Clock: m.opts.Clock,
+		Sync: func(ctx context.Context, uid types.UID) (time.Duration, error) {
+			return 0, m.sync(ctx, client, uid)
+		},
+		Failed: func(uid types.UID, err error) {
+			m.log.V(2).Info("Pod status not written; retrying", "podUID", uid, "err", err)
+		},
+	})
+	return nil
 }
 
 // resync queues every pod whose status the watch shows otherwise than the
@@ -134,23 +124,6 @@ func (m *Manager) resync() {
 			m.queue.Add(e.Pod.UID)
 		}
 	}
-}
-
-func (m *Manager) processNext(ctx context.Context, client corev1client.PodsGetter) bool {
-	uid, shutdown := m.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer m.queue.Done(uid)
-	if err := m.sync(ctx, client, uid); err != nil {
-		if ctx.Err() == nil {
-			m.log.V(2).Info("Pod status not written; retrying", "podUID", uid, "err", err)
-		}
-		m.queue.AddRateLimited(uid)
-		return true
-	}
-	m.queue.Forget(uid)
-	return true
 }
 
 // sync writes the pod's status to its target if it differs from what the

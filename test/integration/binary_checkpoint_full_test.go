@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,23 +111,4 @@ func (zeros) Read(p []byte) (int, error) {
 var metricLine = regexp.MustCompile(`(?m)^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$`)
 
 // metric returns the sum of a metric's samples on the agent's /metrics.
-func (h *agentHarness) metric(t *testing.T, name string) float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + h.addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, m := range metricLine.FindAllStringSubmatch(string(body), -1) {
-		if m[1] == name {
-			v, _ := strconv.ParseFloat(m[3], 64)
-			sum += v
-		}
-	}
-	return sum
-}
+func (h *agentHarness) metric(t *testing.T, name string) float64 { return h.metricWith(t, name) }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,9 +129,8 @@ func TestBinaryMirrorPods(t *testing.T) {
 		if lp.Mirror.UID != string(m.UID) || !lp.Mirror.Synced || lp.Mirror.Problem != "" {
 			t.Errorf("local API mirror = %+v, want synced with uid %s", lp.Mirror, m.UID)
 		}
-		series := fmt.Sprintf(`nodeagent_static_pod_mirror{mirror_uid="%s",namespace="default",pod="%s",state="synced"} 1`, m.UID, m.Name)
-		if body := h.metricsText(t); !strings.Contains(body, series) {
-			t.Errorf("/metrics lacks %s:\n%s", series, grepLines(body, "nodeagent_static_pod_mirror"))
+		if n := h.metricWith(t, "nodeagent_static_pod_mirror", `mirror_uid="`+string(m.UID)+`"`, `pod="`+m.Name+`"`, `state="synced"`); n != 1 {
+			t.Errorf("/metrics: nodeagent_static_pod_mirror synced with mirror %s = %v, want 1", m.UID, n)
 		}
 	})
 
@@ -358,29 +355,4 @@ func tableRow(t *testing.T, namespace, name string) map[string]any {
 		row[c.Name] = table.Rows[0].Cells[i]
 	}
 	return row
-}
-
-// metricsText is the agent's /metrics.
-func (h *agentHarness) metricsText(t *testing.T) string {
-	t.Helper()
-	resp, err := http.Get("http://" + h.addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(body)
-}
-
-func grepLines(text, substr string) string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, substr) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
