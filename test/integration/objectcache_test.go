@@ -301,14 +301,22 @@ func TestObjectCacheWatchCountsMatchTheApiserver(t *testing.T) {
 			t.Errorf("%s: ActiveWatches = %+v, want %+v", step, ours, want)
 		}
 		var open ocCounts
-		for ctx.Err() == nil {
+		for deadline := time.Now().Add(10 * time.Second); ctx.Err() == nil && time.Now().Before(deadline); {
 			if open = f.server(ctx, t).Open.minus(before.Open); open == want {
 				t.Logf("%s: the apiserver holds %+v watches for the node", step, open)
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		t.Fatalf("%s: the apiserver holds %+v watches for the node, want %+v", step, open, want)
+		// The baseline is the controller-manager's informers, whose
+		// watches end every 5 to 10 minutes and are opened again: one
+		// caught between the two when the baseline was read leaves the
+		// count one over for the rest of the test. Our own count above is
+		// exact.
+		if !open.within(want, 1) {
+			t.Fatalf("%s: the apiserver holds %+v watches for the node, want %+v", step, open, want)
+		}
+		t.Logf("%s: the apiserver holds %+v watches, want %+v: a baseline watch was being reopened when the baseline was read", step, open, want)
 	}
 	getAll := func(pod *corev1.Pod) {
 		t.Helper()
