@@ -92,7 +92,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 		l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: done, Kill: &podworkers.KillPodOptions{MayBeRunning: true}})
 		return
 	}
-	l.update(podworkers.UpdatePodOptions{Type: typ, Pod: pod, MirrorPod: l.mirrorOf(pod)})
+	l.update(podworkers.UpdatePodOptions{Type: typ, Pod: pod})
 }
 
 func (l *syncLoop) remove(pod *corev1.Pod) {
@@ -121,16 +121,6 @@ func (l *syncLoop) kill(pod *corev1.Pod) {
 	}
 	opts := &podworkers.KillPodOptions{GracePeriodOverride: pod.DeletionGracePeriodSeconds}
 	l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: opts})
-}
-
-func (l *syncLoop) mirrorOf(pod *corev1.Pod) *corev1.Pod {
-	if !podtypes.IsStaticPod(pod) {
-		return nil
-	}
-	if m, ok := l.pods.MirrorPodByPod(pod); ok {
-		return m
-	}
-	return nil
 }
 
 // admit lets a pod a source added or changed run unless one of its host

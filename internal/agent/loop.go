@@ -96,7 +96,7 @@ func (l *syncLoop) handleEvent(e pleg.PodLifecycleEvent) {
 		return
 	}
 	if pod, ok := l.pods.PodByUID(e.ID); ok {
-		l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod, MirrorPod: l.mirrorOf(pod)})
+		l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod})
 	}
 }
 
@@ -104,7 +104,7 @@ func (l *syncLoop) handleEvent(e pleg.PodLifecycleEvent) {
 func (l *syncLoop) syncDue() {
 	for _, uid := range l.workers.DuePods() {
 		if pod, ok := l.pods.PodByUID(uid); ok {
-			l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod, MirrorPod: l.mirrorOf(pod)})
+			l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod})
 		}
 	}
 }

@@ -98,5 +98,5 @@ func (l *syncLoop) probeChanged(u prober.Update) {
 	if e, ok := l.statuses.Get(u.PodUID); ok && l.probes != nil {
 		l.statuses.Set(e.Pod, status.WithProbes(e.Pod, &e.Status, l.probes, l.clock.Now()))
 	}
-	l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod, MirrorPod: l.mirrorOf(pod)})
+	l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod})
 }

@@ -104,7 +104,7 @@ func (s *syncer) forget(uid types.UID) {
 // SyncPod sets up the pod's volumes, moves its runtime state toward its
 // spec, and stores the status that results. It reports terminal once the
 // pod has reached Succeeded or Failed.
-func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *corev1.Pod) (bool, error) {
+func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *corev1.Pod) (bool, error) {
 	uid := pod.UID
 	rec := s.enter(uid, phaseSync)
 	rs, err := s.cache.GetNewerThan(ctx, uid, rec.lastSync)

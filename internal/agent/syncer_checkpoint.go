@@ -21,10 +21,10 @@ type checkpointingSyncer struct {
 
 var _ podworkers.Syncer = checkpointingSyncer{}
 
-func (c checkpointingSyncer) SyncPod(ctx context.Context, typ podworkers.UpdateType, pod, mirror *corev1.Pod) (bool, error) {
+func (c checkpointingSyncer) SyncPod(ctx context.Context, typ podworkers.UpdateType, pod *corev1.Pod) (bool, error) {
 	// Write errors are the writer's to log and retry; the pod runs anyway.
 	_ = c.ckpt.durable(ctx, pod.UID)
-	terminal, err := c.syncer.SyncPod(ctx, typ, pod, mirror)
+	terminal, err := c.syncer.SyncPod(ctx, typ, pod)
 	if st := c.statuses.Status(pod.UID); terminal && st != nil && c.desired(pod.UID) {
 		// Recorded before the termination starts: from now on no restart
 		// of the agent runs this UID again.

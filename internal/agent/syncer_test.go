@@ -40,7 +40,7 @@ func TestSyncPodStoresItsFreshStatusInTheCache(t *testing.T) {
 	}
 	pod := staticPod("web", "busybox", corev1.RestartPolicyAlways)
 
-	if _, err := s.SyncPod(context.Background(), podworkers.Create, pod, nil); err != nil {
+	if _, err := s.SyncPod(context.Background(), podworkers.Create, pod); err != nil {
 		t.Fatalf("SyncPod: %v", err)
 	}
 	cached, err := cache.Get(pod.UID)

@@ -22,7 +22,7 @@ const (
 // noopSyncer succeeds at once and counts its calls.
 type noopSyncer struct{}
 
-func (noopSyncer) SyncPod(context.Context, UpdateType, *corev1.Pod, *corev1.Pod) (bool, error) {
+func (noopSyncer) SyncPod(context.Context, UpdateType, *corev1.Pod) (bool, error) {
 	return false, nil
 }
 func (noopSyncer) SyncTerminatingPod(context.Context, *corev1.Pod, int64, func(*corev1.PodStatus)) error {

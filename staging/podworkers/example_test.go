@@ -17,7 +17,7 @@ type printSyncer struct {
 	synced, cleaned chan struct{}
 }
 
-func (s printSyncer) SyncPod(_ context.Context, t podworkers.UpdateType, pod, _ *corev1.Pod) (bool, error) {
+func (s printSyncer) SyncPod(_ context.Context, t podworkers.UpdateType, pod *corev1.Pod) (bool, error) {
 	fmt.Println("SyncPod", t, pod.Name)
 	close(s.synced)
 	return false, nil

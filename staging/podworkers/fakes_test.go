@@ -132,11 +132,8 @@ func (s *holdingSyncer) take() []string {
 	return out
 }
 
-func (s *holdingSyncer) SyncPod(ctx context.Context, t UpdateType, pod, mirror *corev1.Pod) (bool, error) {
+func (s *holdingSyncer) SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod) (bool, error) {
 	detail := fmt.Sprintf("%v v=%s", t, pod.ResourceVersion)
-	if mirror != nil {
-		detail += " mirror=" + string(mirror.UID)
-	}
 	r := s.hold(ctx, pod.UID, "SyncPod", detail)
 	return r.terminal, r.err
 }

@@ -45,18 +45,14 @@ type podState struct {
 type podUpdate struct {
 	typ     UpdateType
 	pod     *corev1.Pod
-	mirror  *corev1.Pod
 	runtime *RuntimePod
 }
 
 // merge lays newer over u: fields newer leaves nil keep u's values, so a
-// kill without a spec or an update without a mirror loses nothing.
+// kill without a spec loses nothing.
 func (u podUpdate) merge(newer podUpdate) podUpdate {
 	if newer.pod == nil {
 		newer.pod = u.pod
-	}
-	if newer.mirror == nil {
-		newer.mirror = u.mirror
 	}
 	if newer.runtime == nil {
 		newer.runtime = u.runtime

@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestGracePeriod(t *testing.T) {
@@ -54,16 +53,15 @@ func TestChainStatusAppliesInOrder(t *testing.T) {
 
 func TestPodUpdateMergeKeepsWhatIsMissing(t *testing.T) {
 	spec1, spec2 := specV(1), specV(2)
-	mirror := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "m"}}
-	rt := &RuntimePod{UID: "a"}
+	rt, rt2 := &RuntimePod{UID: "a"}, &RuntimePod{UID: "b"}
 	tests := []struct {
 		name         string
 		older, newer podUpdate
 		want         podUpdate
 	}{
-		{"newer spec, mirror kept", podUpdate{Create, spec1, mirror, nil}, podUpdate{Update, spec2, nil, nil}, podUpdate{Update, spec2, mirror, nil}},
-		{"a kill without spec keeps the spec", podUpdate{Update, spec1, mirror, nil}, podUpdate{Kill, nil, nil, rt}, podUpdate{Kill, spec1, mirror, rt}},
-		{"everything new", podUpdate{Create, spec1, nil, nil}, podUpdate{Sync, spec2, mirror, nil}, podUpdate{Sync, spec2, mirror, nil}},
+		{"newer spec, runtime pod kept", podUpdate{Create, spec1, rt}, podUpdate{Update, spec2, nil}, podUpdate{Update, spec2, rt}},
+		{"a kill without spec keeps the spec", podUpdate{Update, spec1, nil}, podUpdate{Kill, nil, rt}, podUpdate{Kill, spec1, rt}},
+		{"everything new", podUpdate{Create, spec1, rt}, podUpdate{Sync, spec2, rt2}, podUpdate{Sync, spec2, rt2}},
 	}
 	for _, tt := range tests {
 		got := tt.older.merge(tt.newer)

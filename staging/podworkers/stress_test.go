@@ -80,7 +80,7 @@ func (c *checkingSyncer) leave(ctx context.Context, uid types.UID) (terminal boo
 	return false, nil
 }
 
-func (c *checkingSyncer) SyncPod(ctx context.Context, _ UpdateType, pod, _ *corev1.Pod) (bool, error) {
+func (c *checkingSyncer) SyncPod(ctx context.Context, _ UpdateType, pod *corev1.Pod) (bool, error) {
 	c.enter(pod.UID, 0)
 	if podtypes.IsStaticPod(pod) {
 		c.mu.Lock()

@@ -28,9 +28,9 @@ type Syncer interface {
 	// terminal=true once the pod has reached a terminal phase (Succeeded or
 	// Failed); the workers then terminate it. updateType says what caused
 	// the call; it is the newest of the updates coalesced into this call, so
-	// a pod's first SyncPod is not guaranteed to see Create. mirrorPod is the
-	// static pod's mirror, or nil.
-	SyncPod(ctx context.Context, updateType UpdateType, pod, mirrorPod *corev1.Pod) (terminal bool, err error)
+	// a pod's first SyncPod is not guaranteed to see Create. A static pod's
+	// mirror pod is not the workers' business: the agent keeps it apart.
+	SyncPod(ctx context.Context, updateType UpdateType, pod *corev1.Pod) (terminal bool, err error)
 
 	// SyncTerminatingPod stops every container of the pod, giving them
 	// exactly gracePeriod seconds: 0 means at once. It must not return nil until no

@@ -62,7 +62,6 @@ type job struct {
 	work     Work
 	typ      UpdateType
 	pod      *corev1.Pod
-	mirror   *corev1.Pod
 	runtime  RuntimePod
 	grace    int64
 	statusFn func(*corev1.PodStatus)
@@ -88,7 +87,7 @@ func onUpdate(s podState, u UpdatePodOptions) (podState, effects) {
 	if kill == nil {
 		kill = &KillPodOptions{}
 	}
-	in := podUpdate{typ: u.Type, pod: u.Pod, mirror: u.MirrorPod}
+	in := podUpdate{typ: u.Type, pod: u.Pod}
 	if in.pod == nil {
 		// A kill of a pod found running in the runtime.
 		s.observedRuntime = true
@@ -186,7 +185,7 @@ func onTake(s podState, gateOpen bool) (podState, effects) {
 	w := s.nextWork()
 	s.terminationStarted = s.terminationStarted || w != WorkSync
 	s.inFlight = w
-	eff.run = job{work: w, typ: s.last.typ, pod: s.last.pod, mirror: s.last.mirror, grace: s.gracePeriod}
+	eff.run = job{work: w, typ: s.last.typ, pod: s.last.pod, grace: s.gracePeriod}
 	switch w {
 	case WorkTerminatingRuntime:
 		eff.run.runtime = *s.last.runtime

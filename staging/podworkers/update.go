@@ -39,9 +39,6 @@ type UpdatePodOptions struct {
 	Type UpdateType
 	// Pod is the pod's newest spec. Either Pod or RuntimePod is required.
 	Pod *corev1.Pod
-	// MirrorPod is the mirror of a static Pod, if the agent has one. A nil
-	// MirrorPod keeps the one given before.
-	MirrorPod *corev1.Pod
 	// RuntimePod is a pod that exists only in the container runtime. It is
 	// used only when Pod is nil, and then only with Type Kill.
 	RuntimePod *RuntimePod

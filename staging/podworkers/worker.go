@@ -134,7 +134,7 @@ func (p *PodWorkers) call(ctx context.Context, j job) (terminal bool, took time.
 	start := p.clock.Now()
 	switch j.work {
 	case WorkSync:
-		terminal, err = p.syncer.SyncPod(ctx, j.typ, j.pod, j.mirror)
+		terminal, err = p.syncer.SyncPod(ctx, j.typ, j.pod)
 	case WorkTerminating:
 		err = p.syncer.SyncTerminatingPod(ctx, j.pod, j.grace, j.statusFn)
 	case WorkTerminatingRuntime:
