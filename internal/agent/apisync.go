@@ -72,7 +72,7 @@ func (s *apiSync) statusChanged(uid types.UID) {
 
 func newAPISync(opts Options, pods *podmanager.Manager, statuses *status.Store) (*apiSync, error) {
 	mirrors, err := mirrorsync.New(mirrorsync.Options{
-		Pods: pods, SourcesReady: opts.SourcesReady, NodeName: opts.NodeName, Recorder: opts.Recorder,
+		Pods: pods, SourcesReady: opts.SourcesReady, MirrorsSeen: opts.MirrorsSeen, NodeName: opts.NodeName, Recorder: opts.Recorder,
 		Logger: opts.Logger, Clock: opts.Clock,
 	})
 	if err != nil {

@@ -97,10 +97,13 @@ type Options struct {
 	Checkpoint checkpoint.Store
 	// Connected builds the parts that keep the apiserver current (mirror
 	// pods, pod statuses); RunConnected runs them once the Node exists.
+	// MirrorsSeen reports whether the apiserver source has sent its pods
+	// (the mirror pods) once.
 	// Recorder, if not nil, receives the pods' events and the Node's
 	// events about static pods that cannot be mirrored.
-	Connected bool
-	Recorder  record.EventRecorder
+	Connected   bool
+	MirrorsSeen func() bool
+	Recorder    record.EventRecorder
 	// Registry receives the agent's metrics; nil registers none.
 	Registry metrics.KubeRegistry
 	Logger   logr.Logger

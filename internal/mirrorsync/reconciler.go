@@ -30,6 +30,9 @@ const (
 	firstRetry = 100 * time.Millisecond
 	lastRetry  = 5 * time.Second
 	workers    = 4
+	// mirrorsUnseenRetry is how soon a create held back until the
+	// apiserver's mirrors are known is looked at again.
+	mirrorsUnseenRetry = 250 * time.Millisecond
 )
 
 // EventReasonNotMirrorable is the reason of the Node event that says a
@@ -55,6 +58,11 @@ type Options struct {
 	// included, has sent its pods: before that, a mirror without a static
 	// pod may only mean the static pod has not been read yet.
 	SourcesReady func() bool
+	// MirrorsSeen reports whether the apiserver source has sent its pods:
+	// before that, a static pod without a mirror may have one the agent
+	// has not seen yet, and is not given one (which would be a create, a
+	// conflict and a read). Nil means always.
+	MirrorsSeen func() bool
 	// NodeName names the Node that events about refused mirrors go to.
 	NodeName string
 	Recorder Recorder
@@ -103,6 +111,9 @@ func New(opts Options) (*Reconciler, error) {
 	}
 	if opts.ResyncInterval <= 0 {
 		opts.ResyncInterval = DefaultResyncInterval
+	}
+	if opts.MirrorsSeen == nil {
+		opts.MirrorsSeen = func() bool { return true }
 	}
 	if opts.CreateExpiry <= 0 {
 		opts.CreateExpiry = DefaultCreateExpiry
@@ -214,6 +225,8 @@ func (r *Reconciler) reconcile(ctx context.Context, client Client, name string) 
 		// the watch has shown the deletion.
 	} else if wait := r.awaitingCreated(name, hash); wait > 0 {
 		return wait, nil
+	} else if !r.opts.MirrorsSeen() {
+		return mirrorsUnseenRetry, nil
 	}
 
 	created, err := client.Create(ctx, static)

@@ -83,11 +83,13 @@ type fixture struct {
 	clock  *clocktesting.FakeClock
 	rec    *record.FakeRecorder
 	ready  bool
+	seen   bool
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{pods: podmanager.New(), client: &fakeClient{}, clock: clocktesting.NewFakeClock(time.Unix(1000, 0)), rec: record.NewFakeRecorder(10), ready: true}
-	r, err := New(Options{Pods: f.pods, SourcesReady: func() bool { return f.ready }, NodeName: "node1", Recorder: f.rec, Clock: f.clock})
+	f := &fixture{pods: podmanager.New(), client: &fakeClient{}, clock: clocktesting.NewFakeClock(time.Unix(1000, 0)), rec: record.NewFakeRecorder(10), ready: true, seen: true}
+	r, err := New(Options{Pods: f.pods, SourcesReady: func() bool { return f.ready }, MirrorsSeen: func() bool { return f.seen },
+		NodeName: "node1", Recorder: f.rec, Clock: f.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +142,21 @@ func TestCreatesOnceWhileTheWatchCatchesUp(t *testing.T) {
 	f.r.MirrorGone("web_ns", "m2")
 	if calls, _ := f.step(t, "web_ns"); !same(calls, "create web_ns h1") {
 		t.Fatalf("after a user deleted it: %v, want a create", calls)
+	}
+}
+
+// At a start of the agent, the mirrors the apiserver holds are not known
+// until its source has sent them: no create (and conflict, and read) before.
+func TestNoCreateBeforeTheMirrorsAreKnown(t *testing.T) {
+	f := newFixture(t)
+	f.seen = false
+	f.pods.AddPod(static("web", "h1"))
+	if calls, wait := f.step(t, "web_ns"); len(calls) != 0 || wait <= 0 {
+		t.Fatalf("before the mirrors are known: %v, look again in %v; want nothing, and a look again", calls, wait)
+	}
+	f.seen = true
+	if calls, _ := f.step(t, "web_ns"); !same(calls, "create web_ns h1") {
+		t.Fatalf("once known: %v, want a create", calls)
 	}
 }
 

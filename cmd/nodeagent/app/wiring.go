@@ -129,6 +129,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		SourcesReady:         sourcesReady,
 		Checkpoint:           store,
 		Connected:            ev != nil,
+		MirrorsSeen:          func() bool { return merger.SeenAllSources(podtypes.APIServerSource) },
 		Recorder:             ev.recorder(),
 		SyncFrequency:        o.SyncFrequency,
 		RelistInterval:       o.RelistInterval,
