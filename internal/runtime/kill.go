@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,8 +22,9 @@ import (
 // in its containers' annotations. gracePeriodOverride, if set, wins over
 // the pod's; 0 stops at once.
 //
-// Containers stop in parallel, each given the grace period, before the
-// sandboxes stop. The runtime is listed afresh, so a container created
+// The app containers stop in parallel, each given the grace period, then
+// the sidecars one at a time, last declared first, each given what is left
+// of it; then the sandboxes stop. The runtime is listed afresh, so a container created
 // after running was observed is killed too. The pod's crash-loop back-off
 // is forgotten; its log directory stays until GarbageCollect.
 func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, running Pod, gracePeriodOverride *int64) error {
@@ -71,6 +75,7 @@ func killTarget(pod *corev1.Pod, running Pod, gracePeriodOverride *int64) (types
 	default:
 		opts.graceFromAnnotations = true
 	}
+	opts.pod = pod
 	return uid, opts, nil
 }
 
@@ -81,6 +86,8 @@ type stopOptions struct {
 	graceFromAnnotations bool
 	// remove also removes the containers, sandboxes and cgroups.
 	remove bool
+	// pod, if known, says which containers are sidecars, to stop last.
+	pod *corev1.Pod
 }
 
 // stopPod stops everything of the pod the runtime holds.
@@ -99,7 +106,7 @@ func (r *Runtime) stopPod(ctx context.Context, uid types.UID, opts stopOptions) 
 			kills = append(kills, killStep{ID: c.GetId(), Name: c.GetMetadata().GetName()})
 		}
 	}
-	errs := r.stopContainers(ctx, kills, grace)
+	errs := r.stopInOrder(ctx, opts.pod, kills, grace)
 	for _, sb := range sandboxes {
 		if err := r.rt.StopPodSandbox(ctx, sb.GetId()); err != nil && !isNotFound(err) {
 			errs = append(errs, fmt.Errorf("stopping sandbox %s: %w", sb.GetId(), err))
@@ -125,6 +132,39 @@ func graceFromAnnotations(containers []*runtimeapi.Container) int64 {
 		return int64(corev1.DefaultTerminationGracePeriodSeconds)
 	}
 	return grace
+}
+
+// stopInOrder stops the containers of a pod as the kubelet does: sidecars
+// serve the other containers to their end. Those stop first, in parallel;
+// then the sidecars, one at a time in reverse order of declaration, each
+// with the whole seconds left of the grace period, so that the last is
+// killed no later than grace seconds after the call. Without a spec every
+// container stops at once.
+func (r *Runtime) stopInOrder(ctx context.Context, pod *corev1.Pod, kills []killStep, grace int64) []error {
+	deadline := r.clock.Now().Add(time.Duration(grace) * time.Second)
+	sidecars := map[string]int{} // name -> index among the init containers
+	if pod != nil {
+		for i := range pod.Spec.InitContainers {
+			if isSidecar(&pod.Spec.InitContainers[i]) {
+				sidecars[pod.Spec.InitContainers[i].Name] = i
+			}
+		}
+	}
+	var first, last []killStep
+	for _, k := range kills {
+		if _, ok := sidecars[k.Name]; ok {
+			last = append(last, k)
+		} else {
+			first = append(first, k)
+		}
+	}
+	errs := r.stopContainers(ctx, first, grace)
+	slices.SortStableFunc(last, func(a, b killStep) int { return sidecars[b.Name] - sidecars[a.Name] })
+	for _, k := range last {
+		left := max(int64(math.Floor(deadline.Sub(r.clock.Now()).Seconds())), 0)
+		errs = append(errs, r.stopContainers(ctx, []killStep{k}, left)...)
+	}
+	return errs
 }
 
 // stopContainers stops containers in parallel, each with the grace period

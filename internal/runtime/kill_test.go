@@ -168,3 +168,49 @@ func TestKillPodForgetsBackoff(t *testing.T) {
 		t.Errorf("%d back-off entries left after the kill", n)
 	}
 }
+
+// TestStopPodStopsSidecarsLast: the app containers stop first, in
+// parallel, with the grace period; then the sidecars, last declared
+// first, each with the whole seconds left of it.
+func TestStopPodStopsSidecarsLast(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod(withSidecar("s0"), withSidecar("s1"), withApp("b"))
+	for range 3 { // s0, then s1, then the app containers
+		w.mustSync(pod)
+	}
+	names := map[string]string{}
+	for _, n := range []string{"s0", "s1", "app", "b"} {
+		id := w.containerID("u1", n)
+		if id == "" {
+			t.Fatalf("container %s not started", n)
+		}
+		names[id] = n
+	}
+
+	var mu sync.Mutex
+	var order []string
+	w.cri.stopGate = func(id string) error {
+		mu.Lock()
+		order = append(order, names[id])
+		mu.Unlock()
+		switch names[id] {
+		case "b": // the app containers take 1.5 s to stop
+			w.clock.Step(1500 * time.Millisecond)
+		case "s1":
+			w.clock.Step(time.Second)
+		}
+		return nil
+	}
+	if err := w.rt.StopPod(context.Background(), pod, Pod{ID: pod.UID}, nil); err != nil {
+		t.Fatalf("StopPod: %v", err)
+	}
+	if len(order) != 4 || !cmp.Equal(order[2:], []string{"s1", "s0"}) {
+		t.Errorf("stop order = %v, want app and b (either order), then s1, then s0", order)
+	}
+	want := map[string]int64{"app": 5, "b": 5, "s1": 3, "s0": 2}
+	for id, n := range names {
+		if got := w.cri.stops[id]; got != want[n] {
+			t.Errorf("%s stopped with timeout %d, want %d", n, got, want[n])
+		}
+	}
+}

@@ -13,8 +13,9 @@ import (
 // scan runs from the last init container back, because the newest one that
 // ran says how far initialization got even if older ones were removed.
 // Sidecars (init containers with restartPolicy Always) count as done once
-// running, and are kept running from then on.
-func planInit(p *plan, pod *corev1.Pod, status *PodStatus) bool {
+// running and, if they have a startup probe, once it passed; they are kept
+// running from then on.
+func planInit(p *plan, pod *corev1.Pod, status *PodStatus, started func(containerID string) bool) bool {
 	inits := pod.Spec.InitContainers
 	if len(inits) == 0 {
 		return true
@@ -33,7 +34,7 @@ func planInit(p *plan, pod *corev1.Pod, status *PodStatus) bool {
 		done := false // whether init container i has done its part
 		switch {
 		case st.State == ContainerStateRunning:
-			done = isSidecar(c)
+			done = isSidecar(c) && (c.StartupProbe == nil || started != nil && started(st.ID))
 		case st.State == ContainerStateExited && isSidecar(c):
 			p.startInit(i, c, "sidecar "+restartReason(st), st)
 		case st.State == ContainerStateExited && st.ExitCode == 0:

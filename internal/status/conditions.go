@@ -48,13 +48,20 @@ func condition(t corev1.PodConditionType, ok bool, reason, message string, prev 
 	return c
 }
 
-// readiness is the pod's Ready (and ContainersReady): every app container
-// ready, and the pod not terminal.
+// readiness is the pod's Ready (and ContainersReady): every sidecar and
+// app container ready, as the kubelet counts them, and the pod not
+// terminal.
 func readiness(pod *corev1.Pod, st *corev1.PodStatus) (ready bool, reason, message string) {
 	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
 		return false, ReasonPodCompleted, ""
 	}
 	var notReady []string
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if cs := statusOf(st.InitContainerStatuses, c.Name); isSidecar(c) && (cs == nil || !cs.Ready) {
+			notReady = append(notNil(notReady), c.Name)
+		}
+	}
 	for _, c := range pod.Spec.Containers {
 		if cs := statusOf(st.ContainerStatuses, c.Name); cs == nil || !cs.Ready {
 			notReady = append(notNil(notReady), c.Name)

@@ -1,0 +1,97 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func withPostStart(names ...string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		for _, n := range names {
+			c := container(p, n)
+			c.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
+		}
+	}
+}
+
+// TestSyncPodRunsPostStartBeforeTheNextStart: a container's postStart hook
+// runs right after its start, before the next container of the same sync
+// is created, with the new sandbox's address.
+func TestSyncPodRunsPostStartBeforeTheNextStart(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod(withApp("b"), withApp("c"), withPostStart("app", "b"))
+	var story []string
+	w.hooks.PostStart = func(_ context.Context, c *corev1.Container, id string, ips []string) error {
+		story = append(story, w.calls()...)
+		story = append(story, "postStart "+c.Name)
+		if len(ips) == 0 {
+			t.Errorf("postStart of %s: no pod IP", c.Name)
+		}
+		return nil
+	}
+	w.mustSync(pod)
+	story = append(story, w.calls()...)
+	want := []string{
+		"RunPodSandbox", "CreateContainer", "StartContainer", "postStart app",
+		"CreateContainer", "StartContainer", "postStart b",
+		"CreateContainer", "StartContainer",
+	}
+	if diff := cmp.Diff(want, story); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestSyncPodStopsStartsAfterAFailedInitHook: an init container whose
+// postStart failed holds back what the sync would start after it.
+func TestSyncPodStopsStartsAfterAFailedInitHook(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod(withSidecar("s0"), withInit("i1"), withPostStart("s0"))
+	w.mustSync(pod) // s0
+	w.mustSync(pod) // i1
+	w.exit(w.containerID("u1", "i1"), 0, 0)
+	w.exit(w.containerID("u1", "s0"), 1, 0)
+	// Now s0 restarts and the app would follow in the same sync.
+	hookErr := errors.New("hook failed")
+	hooked := 0
+	w.hooks.PostStart = func(context.Context, *corev1.Container, string, []string) error {
+		hooked++
+		return hookErr
+	}
+	res := w.mustSync(pod)
+	var started []string
+	for _, a := range res.Actions {
+		if a.Kind == ActionStartContainer {
+			started = append(started, a.Container)
+		}
+	}
+	if hooked != 1 || !cmp.Equal(started, []string{"s0"}) {
+		t.Errorf("hooks run %d, started %v; want one hook and only s0 started", hooked, started)
+	}
+}
+
+// TestSyncPodCancelledStartsNothingMore: a kill cancels the sync between
+// two starts; the rest is not started.
+func TestSyncPodCancelledStartsNothingMore(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod(withApp("b"), withPostStart("app"))
+	ctx, cancel := context.WithCancel(context.Background())
+	w.hooks.PostStart = func(context.Context, *corev1.Container, string, []string) error {
+		cancel()
+		return context.Canceled
+	}
+	st, err := w.rt.GetPodStatus(ctx, pod.UID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.rt.SyncPod(ctx, pod, nil, st, w.hooks)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("SyncPod = %v, want context.Canceled", err)
+	}
+	if s, _ := w.rt.GetPodStatus(context.Background(), pod.UID); s.LatestContainer("b") != nil {
+		t.Error("b was created after the sync was cancelled")
+	}
+}
