@@ -51,8 +51,9 @@ func podIP(rs *runtime.PodStatus) string {
 }
 
 // syncHooks is what a SyncPod of pod needs of the probes: which sidecars
-// passed their startup probe, and each started container's postStart
-// hook, run right after its start and before the next container starts.
+// passed their startup probe, each started container's postStart hook,
+// run right after its start and before the next container starts, and
+// the preStop hook of a container replaced because its spec changed.
 func (s *syncer) syncHooks(pod *corev1.Pod) runtime.SyncHooks {
 	if s.probes == nil {
 		return runtime.SyncHooks{}
@@ -61,6 +62,11 @@ func (s *syncer) syncHooks(pod *corev1.Pod) runtime.SyncHooks {
 		Started: s.probes.Started,
 		PostStart: func(ctx context.Context, c *corev1.Container, id string, ips []string) error {
 			return s.postStart(ctx, pod, c, id, ips)
+		},
+		PreStop: func(ctx context.Context, c *corev1.Container, id string, ips []string, grace int64) int64 {
+			one := &runtime.PodStatus{ID: pod.UID, IPs: ips, Containers: []runtime.ContainerStatus{
+				{ID: id, Name: c.Name, State: runtime.ContainerStateRunning}}}
+			return s.runPreStop(ctx, pod, one, grace)
 		},
 	}
 }

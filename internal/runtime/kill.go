@@ -167,6 +167,39 @@ func (r *Runtime) stopInOrder(ctx context.Context, pod *corev1.Pod, kills []kill
 	return errs
 }
 
+// stopReplaced stops the containers a sync kills, in parallel, each after
+// its preStop hook if it has one and runs: the hook and the stop share the
+// grace period.
+func (r *Runtime) stopReplaced(ctx context.Context, pod *corev1.Pod, kills []killStep, grace int64, ips []string,
+	preStop func(context.Context, *corev1.Container, string, []string, int64) int64) []error {
+	errs := make([]error, len(kills))
+	var wg sync.WaitGroup
+	for i, k := range kills {
+		wg.Go(func() {
+			left := grace
+			if c := podContainer(pod, k.Name); k.PreStop && preStop != nil && c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
+				left = preStop(ctx, c, k.ID, ips, grace)
+			}
+			errs[i] = r.stopContainers(ctx, []killStep{k}, left)[0]
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// podContainer returns the spec of the pod's container (init or app)
+// named name, or nil.
+func podContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
+		}
+	}
+	return nil
+}
+
 // stopContainers stops containers in parallel, each with the grace period
 // as its timeout, and returns one error (or nil) per container, in order.
 func (r *Runtime) stopContainers(ctx context.Context, kills []killStep, grace int64) []error {

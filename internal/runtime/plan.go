@@ -36,6 +36,9 @@ type plan struct {
 
 type killStep struct {
 	ID, Name, Reason string
+	// PreStop: the container runs, and its preStop hook runs before the
+	// stop, as before any stop of a running container with a spec.
+	PreStop bool
 }
 
 type startStep struct {

@@ -84,7 +84,7 @@ func planSidecars(p *plan, pod *corev1.Pod, status *PodStatus, n int) {
 		case st == nil:
 			p.startInit(i, c, "sidecar not created", status.LatestContainer(c.Name))
 		case st.State == ContainerStateRunning && st.Hash != HashContainer(c):
-			p.Kill = append(p.Kill, killStep{ID: st.ID, Name: c.Name, Reason: "spec changed"})
+			p.Kill = append(p.Kill, killStep{ID: st.ID, Name: c.Name, Reason: "spec changed", PreStop: true})
 			p.startInit(i, c, "spec changed", st)
 		case st.State != ContainerStateRunning:
 			p.killIfUnknown(st)

@@ -86,7 +86,7 @@ func TestComputePlan(t *testing.T) {
 		pod:    changed,
 		status: status(sandboxes(sb1), running(pod, "app", "c1", "sb1")),
 		want: plan{SandboxID: "sb1",
-			Kill:  []killStep{{ID: "c1", Name: "app", Reason: "spec changed"}},
+			Kill:  []killStep{{ID: "c1", Name: "app", Reason: "spec changed", PreStop: true}},
 			Start: []startStep{{Index: 0, Name: "app", Reason: "spec changed", Previous: prev(running(pod, "app", "c1", "sb1"))}}},
 	}, {
 		name:   "Always restarts a container that succeeded",

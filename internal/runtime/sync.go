@@ -61,6 +61,11 @@ type SyncHooks struct {
 	// has dealt with the container) stops the starts of this sync after an
 	// init container, whose successors need it.
 	PostStart func(ctx context.Context, c *corev1.Container, containerID string, podIPs []string) error
+	// PreStop runs the preStop hook of a running container the sync
+	// replaces (its spec changed), within grace seconds, and returns the
+	// whole seconds left of them for the stop. It is called only for a
+	// container with such a hook.
+	PreStop func(ctx context.Context, c *corev1.Container, containerID string, podIPs []string, grace int64) int64
 }
 
 // SyncPod moves the pod's runtime state toward its spec: it (re)creates the
@@ -128,7 +133,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 	}
 
 	if len(p.Kill) > 0 {
-		errs := r.stopContainers(ctx, p.Kill, podtypes.GracePeriod(pod))
+		errs := r.stopReplaced(ctx, pod, p.Kill, podtypes.GracePeriod(pod), ips, hooks.PreStop)
 		for i, k := range p.Kill {
 			res.add(Action{Kind: ActionKillContainer, Container: k.Name, ID: k.ID, Reason: k.Reason, Err: errs[i]})
 		}

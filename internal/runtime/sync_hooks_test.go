@@ -95,3 +95,35 @@ func TestSyncPodCancelledStartsNothingMore(t *testing.T) {
 		t.Error("b was created after the sync was cancelled")
 	}
 }
+
+// TestSyncPodRunsPreStopBeforeReplacing: a container replaced because its
+// spec changed runs its preStop hook first, and the stop gets what is left
+// of the grace period.
+func TestSyncPodRunsPreStopBeforeReplacing(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod()
+	w.mustSync(pod)
+	old := w.containerID("u1", "app")
+	changed := newPod(func(p *corev1.Pod) {
+		p.Spec.Containers[0].Image = "busybox:2"
+		p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 3}}}
+	})
+	w.calls()
+	var story []string
+	w.hooks.PreStop = func(_ context.Context, c *corev1.Container, id string, ips []string, grace int64) int64 {
+		story = append(story, w.calls()...)
+		story = append(story, "preStop "+c.Name)
+		if id != old || grace != 5 || len(ips) == 0 {
+			t.Errorf("preStop of %s (%s) with grace %d and IPs %v; want %s, 5 and the pod's IP", c.Name, id, grace, ips, old)
+		}
+		return 2
+	}
+	w.mustSync(changed)
+	story = append(story, w.calls()...)
+	if want := []string{"preStop app", "StopContainer", "CreateContainer", "StartContainer"}; !cmp.Equal(story, want) {
+		t.Errorf("calls = %v, want %v", story, want)
+	}
+	if got := w.cri.stops[old]; got != 2 {
+		t.Errorf("the replaced container stopped with timeout %d, want the 2 s the hook left", got)
+	}
+}
