@@ -229,7 +229,7 @@ func (f *fakeRuntime) KillPod(ctx context.Context, pod *corev1.Pod, running runt
 	return nil
 }
 
-func (f *fakeRuntime) StopPod(ctx context.Context, pod *corev1.Pod, running runtime.Pod, grace *int64) error {
+func (f *fakeRuntime) StopPod(ctx context.Context, pod *corev1.Pod, running runtime.Pod, grace *int64, _ runtime.PreStopHook) error {
 	if err := f.kill(ctx, killCall{UID: running.ID, Spec: pod != nil, Stop: true}, grace); err != nil {
 		return err
 	}

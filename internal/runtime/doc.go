@@ -26,7 +26,8 @@
 // applies the crash-loop back-off (backoff.go) and makes the CRI calls,
 // running each started container's postStart hook (SyncHooks.PostStart)
 // before the next start. A pod stops app containers first, then its
-// sidecars in reverse order, within one grace period (kill.go).
+// sidecars in reverse order, each after its preStop hook, within one grace
+// period (kill.go).
 //
 // Every securityContext field reaches the CRI or is refused
 // (security.go): what the node cannot honour (AppArmor or SELinux off, a

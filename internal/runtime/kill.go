@@ -45,11 +45,16 @@ func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, running Pod, gra
 // nothing of the pod runs, and KillPod (typically called later, off the
 // path of whatever waited for the stop) removes what is left. The pod's
 // crash-loop back-off is kept until then.
-func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, running Pod, gracePeriodOverride *int64) error {
+//
+// preStop, if set, runs each sidecar's preStop hook right before its stop,
+// within what is left of the grace period, once the containers it served
+// have stopped; the caller runs the other containers' hooks before the call.
+func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, running Pod, gracePeriodOverride *int64, preStop PreStopHook) error {
 	uid, opts, err := killTarget(pod, running, gracePeriodOverride)
 	if err != nil {
 		return err
 	}
+	opts.preStop = preStop
 	return r.stopPod(ctx, uid, opts)
 }
 
@@ -88,6 +93,8 @@ type stopOptions struct {
 	remove bool
 	// pod, if known, says which containers are sidecars, to stop last.
 	pod *corev1.Pod
+	// preStop runs the sidecars' preStop hooks.
+	preStop PreStopHook
 }
 
 // stopPod stops everything of the pod the runtime holds.
@@ -106,7 +113,7 @@ func (r *Runtime) stopPod(ctx context.Context, uid types.UID, opts stopOptions) 
 			kills = append(kills, killStep{ID: c.GetId(), Name: c.GetMetadata().GetName()})
 		}
 	}
-	errs := r.stopInOrder(ctx, opts.pod, kills, grace)
+	errs := r.stopInOrder(ctx, opts.pod, kills, grace, opts.preStop)
 	for _, sb := range sandboxes {
 		if err := r.rt.StopPodSandbox(ctx, sb.GetId()); err != nil && !isNotFound(err) {
 			errs = append(errs, fmt.Errorf("stopping sandbox %s: %w", sb.GetId(), err))
@@ -138,9 +145,10 @@ func graceFromAnnotations(containers []*runtimeapi.Container) int64 {
 // serve the other containers to their end. Those stop first, in parallel;
 // then the sidecars, one at a time in reverse order of declaration, each
 // with the whole seconds left of the grace period, so that the last is
-// killed no later than grace seconds after the call. Without a spec every
+// killed no later than grace seconds after the call; a sidecar's preStop
+// hook runs right before its stop, on that time. Without a spec every
 // container stops at once.
-func (r *Runtime) stopInOrder(ctx context.Context, pod *corev1.Pod, kills []killStep, grace int64) []error {
+func (r *Runtime) stopInOrder(ctx context.Context, pod *corev1.Pod, kills []killStep, grace int64, preStop PreStopHook) []error {
 	deadline := r.clock.Now().Add(time.Duration(grace) * time.Second)
 	sidecars := map[string]int{} // name -> index among the init containers
 	if pod != nil {
@@ -162,6 +170,9 @@ func (r *Runtime) stopInOrder(ctx context.Context, pod *corev1.Pod, kills []kill
 	slices.SortStableFunc(last, func(a, b killStep) int { return sidecars[b.Name] - sidecars[a.Name] })
 	for _, k := range last {
 		left := max(int64(math.Floor(deadline.Sub(r.clock.Now()).Seconds())), 0)
+		if c := &pod.Spec.InitContainers[sidecars[k.Name]]; preStop != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
+			left = preStop(ctx, c, k.ID, nil, left)
+		}
 		errs = append(errs, r.stopContainers(ctx, []killStep{k}, left)...)
 	}
 	return errs
@@ -170,8 +181,7 @@ func (r *Runtime) stopInOrder(ctx context.Context, pod *corev1.Pod, kills []kill
 // stopReplaced stops the containers a sync kills, in parallel, each after
 // its preStop hook if it has one and runs: the hook and the stop share the
 // grace period.
-func (r *Runtime) stopReplaced(ctx context.Context, pod *corev1.Pod, kills []killStep, grace int64, ips []string,
-	preStop func(context.Context, *corev1.Container, string, []string, int64) int64) []error {
+func (r *Runtime) stopReplaced(ctx context.Context, pod *corev1.Pod, kills []killStep, grace int64, ips []string, preStop PreStopHook) []error {
 	errs := make([]error, len(kills))
 	var wg sync.WaitGroup
 	for i, k := range kills {

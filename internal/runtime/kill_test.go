@@ -67,7 +67,7 @@ func TestStopPodLeavesRemovalToKillPod(t *testing.T) {
 	cgroups := w.makeCgroups("u1")
 	w.calls()
 
-	if err := w.rt.StopPod(context.Background(), pod, Pod{ID: "u1"}, ptr(int64(3))); err != nil {
+	if err := w.rt.StopPod(context.Background(), pod, Pod{ID: "u1"}, ptr(int64(3)), nil); err != nil {
 		t.Fatalf("StopPod: %v", err)
 	}
 	if got, want := w.calls(), []string{"StopContainer", "StopContainer", "StopPodSandbox"}; !cmp.Equal(got, want) {
@@ -171,10 +171,13 @@ func TestKillPodForgetsBackoff(t *testing.T) {
 
 // TestStopPodStopsSidecarsLast: the app containers stop first, in
 // parallel, with the grace period; then the sidecars, last declared
-// first, each with the whole seconds left of it.
+// first, each with the whole seconds left of it, its preStop hook right
+// before its stop.
 func TestStopPodStopsSidecarsLast(t *testing.T) {
 	w := newWorld(t)
-	pod := newPod(withSidecar("s0"), withSidecar("s1"), withApp("b"))
+	pod := newPod(withSidecar("s0"), withSidecar("s1"), withApp("b"), func(p *corev1.Pod) {
+		p.Spec.InitContainers[1].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}
+	})
 	for range 3 { // s0, then s1, then the app containers
 		w.mustSync(pod)
 	}
@@ -201,13 +204,23 @@ func TestStopPodStopsSidecarsLast(t *testing.T) {
 		}
 		return nil
 	}
-	if err := w.rt.StopPod(context.Background(), pod, Pod{ID: pod.UID}, nil); err != nil {
+	preStop := func(_ context.Context, c *corev1.Container, id string, _ []string, grace int64) int64 {
+		mu.Lock()
+		order = append(order, "preStop "+c.Name)
+		mu.Unlock()
+		if grace != 3 {
+			t.Errorf("preStop of %s given %d s, want the 3 s left", c.Name, grace)
+		}
+		w.clock.Step(time.Second)
+		return 2
+	}
+	if err := w.rt.StopPod(context.Background(), pod, Pod{ID: pod.UID}, nil, preStop); err != nil {
 		t.Fatalf("StopPod: %v", err)
 	}
-	if len(order) != 4 || !cmp.Equal(order[2:], []string{"s1", "s0"}) {
-		t.Errorf("stop order = %v, want app and b (either order), then s1, then s0", order)
+	if len(order) != 5 || !cmp.Equal(order[2:], []string{"preStop s1", "s1", "s0"}) {
+		t.Errorf("stop order = %v, want app and b (either order), then s1's preStop, s1, then s0", order)
 	}
-	want := map[string]int64{"app": 5, "b": 5, "s1": 3, "s0": 2}
+	want := map[string]int64{"app": 5, "b": 5, "s1": 2, "s0": 1}
 	for id, n := range names {
 		if got := w.cri.stops[id]; got != want[n] {
 			t.Errorf("%s stopped with timeout %d, want %d", n, got, want[n])

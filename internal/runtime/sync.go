@@ -62,11 +62,14 @@ type SyncHooks struct {
 	// init container, whose successors need it.
 	PostStart func(ctx context.Context, c *corev1.Container, containerID string, podIPs []string) error
 	// PreStop runs the preStop hook of a running container the sync
-	// replaces (its spec changed), within grace seconds, and returns the
-	// whole seconds left of them for the stop. It is called only for a
-	// container with such a hook.
-	PreStop func(ctx context.Context, c *corev1.Container, containerID string, podIPs []string, grace int64) int64
+	// replaces because its spec changed.
+	PreStop PreStopHook
 }
+
+// PreStopHook runs the preStop hook of a running container, within grace
+// seconds, and returns the whole seconds left of them for the stop. It is
+// called only for a container with such a hook; podIPs may be empty.
+type PreStopHook func(ctx context.Context, c *corev1.Container, containerID string, podIPs []string, grace int64) int64
 
 // SyncPod moves the pod's runtime state toward its spec: it (re)creates the
 // sandbox when needed, replaces containers whose spec changed, runs init

@@ -70,8 +70,8 @@ func withOut(pod *corev1.Pod, dir string) *corev1.Pod {
 // they start in that order, setup not before proxy's startup probe passed;
 // that the sidecars keep running, ready, beside the app; that logger is
 // restarted when it exits while the app keeps running; and that on removal
-// the app stops first (it lingers 2 s after SIGTERM), then logger, then
-// proxy, all within the grace period.
+// the app stops first (it lingers 2 s after SIGTERM), then logger (its
+// preStop hook first), then proxy, all within the grace period.
 func TestBinarySidecars(t *testing.T) {
 	h := newAgent(t)
 	out := t.TempDir()
@@ -87,6 +87,8 @@ func TestBinarySidecars(t *testing.T) {
 	logger := stampedContainer("logger", "if [ ! -f /out/logger-ran ]; then touch /out/logger-ran; "+
 		"while [ ! -f /out/app-up ]; do sleep 0.2; done; exit 1; fi; "+sleepForever, 0)
 	logger.RestartPolicy = &always
+	logger.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+		Command: []string{"sh", "-c", stampTo("prestop logger")}}}}
 	setup := stampedContainer("setup", "true", 0)
 	app := stampedContainer("app", "touch /out/app-up; "+sleepForever, 2)
 
@@ -143,17 +145,17 @@ func TestBinarySidecars(t *testing.T) {
 	at, order = readStamps(t, filepath.Join(out, "log"))
 	stops := []string{}
 	for _, e := range order {
-		if strings.HasPrefix(e, "stop ") {
+		if strings.HasPrefix(e, "stop ") || strings.HasPrefix(e, "prestop ") {
 			stops = append(stops, e)
 		}
 	}
 	t.Logf("after the removal: app stopped at %.2fs, logger at %.2fs, proxy at %.2fs; all gone at %.2fs (grace 10 s)",
 		at["stop app"]-removed, at["stop logger"]-removed, at["stop proxy"]-removed, gone)
-	if want := []string{"stop app", "stop logger", "stop proxy"}; !slices.Equal(stops, want) {
+	if want := []string{"stop app", "prestop logger", "stop logger", "stop proxy"}; !slices.Equal(stops, want) {
 		t.Errorf("stop order %v, want %v", stops, want)
 	}
-	if gap := at["stop logger"] - at["stop app"]; gap < 1.8 {
-		t.Errorf("logger got SIGTERM %.2fs after app, before app (lingering 2 s) had ended", gap)
+	if gap := at["prestop logger"] - at["stop app"]; gap < 1.8 {
+		t.Errorf("logger's preStop ran %.2fs after app's SIGTERM, before app (lingering 2 s) had ended", gap)
 	}
 	if gone > 10.6 {
 		t.Errorf("the pod's containers were gone %.2fs after the removal, past the 10 s grace period", gone)
