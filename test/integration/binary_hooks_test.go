@@ -3,15 +3,12 @@ package integration
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/nodeagent/nodeagent/internal/localapi"
 )
 
 // TestBinaryLifecycleHooks measures the hooks from inside the container,
@@ -81,33 +78,4 @@ func uptime(t *testing.T, path string) float64 {
 		t.Fatal(err)
 	}
 	return v
-}
-
-// TestBinaryPreStopBeforeReplace: a container replaced because its spec
-// changed runs its preStop hook first; SIGTERM comes when the 2 s hook
-// ended.
-func TestBinaryPreStopBeforeReplace(t *testing.T) {
-	h := newAgent(t)
-	out := t.TempDir()
-	c := stampedContainer("app", sleepForever, 0)
-	c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
-		Command: []string{"sh", "-c", stampTo("prestop app") + "; sleep 2"}}}}
-	pod := withOut(testPod("replace", c), out)
-	h.writeManifest(pod)
-	h.waitPod("replace", "running", 60*time.Second, runningContainer("app"))
-
-	pod.Spec.Containers[0].Env = []corev1.EnvVar{envVar("GENERATION", "2")}
-	h.writeManifest(pod)
-	h.waitPod("replace", "running its new spec", 60*time.Second, func(p localapi.Pod) bool {
-		c := findContainer(p, "app")
-		return runningContainer("app")(p) && c.RestartCount == 1
-	})
-	at, order := readStamps(t, filepath.Join(out, "log"))
-	t.Logf("preStop began, SIGTERM %.2fs later", at["stop app"]-at["prestop app"])
-	if want := []string{"start app", "prestop app", "stop app", "start app"}; !slices.Equal(order, want) {
-		t.Errorf("events %v, want %v", order, want)
-	}
-	if gap := at["stop app"] - at["prestop app"]; gap < 1.9 {
-		t.Errorf("SIGTERM came %.2fs after the preStop hook began, before its 2 s ended", gap)
-	}
 }

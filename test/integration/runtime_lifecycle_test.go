@@ -227,3 +227,55 @@ func TestRuntimeAdoption(t *testing.T) {
 		t.Errorf("main after adoption: %+v, want running, never restarted", main)
 	}
 }
+
+// TestRuntimePreStopBeforeReplace: a container replaced because its spec
+// changed runs its preStop hook first (here an exec of 1.5 s in it, as the
+// agent's hook does), and is stopped only after the hook, with what is left
+// of the pod's grace period. (A static pod's changed manifest is a new
+// pod, so the agent's own path is an apiserver pod's spec change.)
+func TestRuntimePreStopBeforeReplace(t *testing.T) {
+	ctx := context.Background()
+	rt := newRuntime(t)
+	pod := busyboxPod("prestop", true, "trap 'exit 0' TERM; while true; do sleep 0.2; done")
+	grace := int64(5)
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	killAtEnd(t, rt, pod)
+	if _, err := rt.SyncPod(ctx, pod, nil, nil, runtime.SyncHooks{}); err != nil {
+		t.Fatal(err)
+	}
+	before := podStatus(t, rt, pod.UID).LatestContainer("main")
+
+	changed := pod.DeepCopy()
+	changed.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "VERSION", Value: "2"}}
+	changed.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sleep", "1.5"}}}}
+	var hookEnd time.Time
+	var hookGrace, left int64
+	hooks := runtime.SyncHooks{PreStop: func(ctx context.Context, c *corev1.Container, id string, _ []string, g int64) int64 {
+		began := time.Now()
+		hookGrace = g
+		res, err := rt.ExecSync(ctx, id, c.Lifecycle.PreStop.Exec.Command, time.Duration(g)*time.Second)
+		if err != nil || res.ExitCode != 0 || id != before.ID {
+			t.Errorf("preStop in %s (want %s): %+v, %v", id, before.ID, res, err)
+		}
+		hookEnd = time.Now()
+		left = g - int64(hookEnd.Sub(began).Seconds()+0.999)
+		return left
+	}}
+	if _, err := rt.SyncPod(ctx, changed, nil, nil, hooks); err != nil {
+		t.Fatal(err)
+	}
+	var old *runtime.ContainerStatus
+	for _, c := range podStatus(t, rt, pod.UID).Containers {
+		if c.ID == before.ID {
+			old = &c
+		}
+	}
+	if hookEnd.IsZero() || old == nil {
+		t.Fatalf("preStop ran: %v; old instance: %+v", !hookEnd.IsZero(), old)
+	}
+	t.Logf("preStop given %d s, left %d s; the old instance ended %v after the hook", hookGrace, left, old.FinishedAt.Sub(hookEnd).Round(time.Millisecond))
+	if hookGrace != 5 || old.State != runtime.ContainerStateExited || old.FinishedAt.Before(hookEnd.Add(-100*time.Millisecond)) {
+		t.Errorf("hook given %d s (want 5); old instance %s, finished %v, hook ended %v: want it stopped after the hook",
+			hookGrace, old.State, old.FinishedAt, hookEnd)
+	}
+}
