@@ -23,10 +23,11 @@ import (
 // the pod's; 0 stops at once.
 //
 // The app containers stop in parallel, each given the grace period, then
-// the sidecars one at a time, last declared first, each given what is left
-// of it; then the sandboxes stop. The runtime is listed afresh, so a container created
-// after running was observed is killed too. The pod's crash-loop back-off
-// is forgotten; its log directory stays until GarbageCollect.
+// the sidecars one at a time, last declared first, each given what is
+// left of it; then the sandboxes stop. The runtime is listed afresh, so a
+// container created after running was observed is killed too. The pod's
+// crash-loop back-off is forgotten; its log directory stays until
+// GarbageCollect.
 func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, running Pod, gracePeriodOverride *int64) error {
 	uid, opts, err := killTarget(pod, running, gracePeriodOverride)
 	if err != nil {
