@@ -11,6 +11,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
@@ -166,7 +167,7 @@ func withoutSidecars(pod *corev1.Pod, rs *runtime.PodStatus) *runtime.PodStatus 
 	}
 	sidecar := map[string]bool{}
 	for _, c := range pod.Spec.InitContainers {
-		sidecar[c.Name] = c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		sidecar[c.Name] = podtypes.IsSidecar(&c)
 	}
 	out := *rs
 	out.Containers = slices.DeleteFunc(slices.Clone(rs.Containers), func(c runtime.ContainerStatus) bool { return sidecar[c.Name] })

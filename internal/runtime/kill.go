@@ -154,7 +154,7 @@ func (r *Runtime) stopInOrder(ctx context.Context, pod *corev1.Pod, kills []kill
 	sidecars := map[string]int{} // name -> index among the init containers
 	if pod != nil {
 		for i := range pod.Spec.InitContainers {
-			if isSidecar(&pod.Spec.InitContainers[i]) {
+			if podtypes.IsSidecar(&pod.Spec.InitContainers[i]) {
 				sidecars[pod.Spec.InitContainers[i].Name] = i
 			}
 		}

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // planInit plans the init containers of a pod whose sandbox is usable, and
@@ -34,8 +36,8 @@ func planInit(p *plan, pod *corev1.Pod, status *PodStatus, started func(containe
 		done := false // whether init container i has done its part
 		switch {
 		case st.State == ContainerStateRunning:
-			done = isSidecar(c) && (c.StartupProbe == nil || started != nil && started(st.ID))
-		case st.State == ContainerStateExited && isSidecar(c):
+			done = podtypes.IsSidecar(c) && (c.StartupProbe == nil || started != nil && started(st.ID))
+		case st.State == ContainerStateExited && podtypes.IsSidecar(c):
 			p.startInit(i, c, "sidecar "+restartReason(st), st)
 		case st.State == ContainerStateExited && st.ExitCode == 0:
 			done = true
@@ -76,7 +78,7 @@ func planSidecars(p *plan, pod *corev1.Pod, status *PodStatus, n int) {
 	}
 	for i := range pod.Spec.InitContainers[:n] {
 		c := &pod.Spec.InitContainers[i]
-		if !isSidecar(c) {
+		if !podtypes.IsSidecar(c) {
 			continue
 		}
 		st := activeContainer(status, c.Name, p.SandboxID)
@@ -91,10 +93,6 @@ func planSidecars(p *plan, pod *corev1.Pod, status *PodStatus, n int) {
 			p.startInit(i, c, "sidecar "+restartReason(st), st)
 		}
 	}
-}
-
-func isSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
 // activeContainer returns the newest instance of the named container in

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // Condition reasons, as the kubelet gives them.
@@ -58,7 +59,7 @@ func readiness(pod *corev1.Pod, st *corev1.PodStatus) (ready bool, reason, messa
 	var notReady []string
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if cs := statusOf(st.InitContainerStatuses, c.Name); isSidecar(c) && (cs == nil || !cs.Ready) {
+		if cs := statusOf(st.InitContainerStatuses, c.Name); podtypes.IsSidecar(c) && (cs == nil || !cs.Ready) {
 			notReady = append(notNil(notReady), c.Name)
 		}
 	}
@@ -86,7 +87,7 @@ func notInitialized(pod *corev1.Pod, statuses []corev1.ContainerStatus) []string
 	var out []string
 	for _, c := range pod.Spec.InitContainers {
 		cs := statusOf(statuses, c.Name)
-		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		sidecar := podtypes.IsSidecar(&c)
 		done := false
 		switch {
 		case cs == nil:
