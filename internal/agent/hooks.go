@@ -54,7 +54,9 @@ func podIP(rs *runtime.PodStatus) string {
 // passed their startup probe, each started container's postStart hook,
 // run right after its start and before the next container starts, and
 // the preStop hook of a container replaced because its spec changed.
-func (s *syncer) syncHooks(pod *corev1.Pod) runtime.SyncHooks {
+// rs is the pod's runtime status before the sync, whose IPs a hook gets
+// when the runtime has none at hand.
+func (s *syncer) syncHooks(pod *corev1.Pod, rs *runtime.PodStatus) runtime.SyncHooks {
 	if s.probes == nil {
 		return runtime.SyncHooks{}
 	}
@@ -64,6 +66,9 @@ func (s *syncer) syncHooks(pod *corev1.Pod) runtime.SyncHooks {
 			return s.postStart(ctx, pod, c, id, ips)
 		},
 		PreStop: func(ctx context.Context, c *corev1.Container, id string, ips []string, grace int64) int64 {
+			if len(ips) == 0 && rs != nil {
+				ips = rs.IPs
+			}
 			one := &runtime.PodStatus{ID: pod.UID, IPs: ips, Containers: []runtime.ContainerStatus{
 				{ID: id, Name: c.Name, State: runtime.ContainerStateRunning}}}
 			return s.runPreStop(ctx, pod, one, grace)

@@ -123,7 +123,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 		return false, s.failed(uid, err)
 	}
 	rs = s.killUnhealthy(ctx, pod, rs)
-	res, syncErr := s.rt.SyncPod(ctx, pod, mounts, rs, s.syncHooks(pod))
+	res, syncErr := s.rt.SyncPod(ctx, pod, mounts, rs, s.syncHooks(pod, rs))
 	s.synced(uid, s.clock.Now())
 	s.recordActions(uid, res.Actions)
 	s.events.actions(pod, res.Actions)

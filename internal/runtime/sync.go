@@ -62,7 +62,8 @@ type SyncHooks struct {
 	// init container, whose successors need it.
 	PostStart func(ctx context.Context, c *corev1.Container, containerID string, podIPs []string) error
 	// PreStop runs the preStop hook of a running container the sync
-	// replaces because its spec changed.
+	// replaces because its spec changed, and of each sidecar the sync stops
+	// once the pod has finished.
 	PreStop PreStopHook
 }
 
@@ -102,7 +103,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			reason = p.DoneReason
 		}
 		log.V(1).Info("stopping pod", "reason", reason)
-		err := r.stopPod(ctx, pod.UID, stopOptions{grace: podtypes.GracePeriod(pod), pod: pod})
+		err := r.stopPod(ctx, pod.UID, stopOptions{grace: podtypes.GracePeriod(pod), pod: pod, preStop: hooks.PreStop})
 		res.add(Action{Kind: ActionKillPod, Reason: reason, Err: err})
 		if err != nil {
 			return res, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -125,5 +126,34 @@ func TestSyncPodRunsPreStopBeforeReplacing(t *testing.T) {
 	}
 	if got := w.cri.stops[old]; got != 2 {
 		t.Errorf("the replaced container stopped with timeout %d, want the 2 s the hook left", got)
+	}
+}
+
+// TestSyncPodStopsSidecarsOfAFinishedPod: once the app containers of a
+// pod that does not restart them have ended, its sidecars stop, last
+// declared first, each after its preStop hook.
+func TestSyncPodStopsSidecarsOfAFinishedPod(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod(withPolicy(corev1.RestartPolicyNever), withSidecar("s0"), withSidecar("s1"), func(p *corev1.Pod) {
+		for i := range p.Spec.InitContainers {
+			p.Spec.InitContainers[i].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}
+		}
+	})
+	for range 3 { // s0, s1, app
+		w.mustSync(pod)
+	}
+	w.exit(w.containerID("u1", "app"), 0, time.Second)
+	var story []string
+	w.hooks.PreStop = func(_ context.Context, c *corev1.Container, _ string, _ []string, grace int64) int64 {
+		story = append(story, w.calls()...)
+		story = append(story, "preStop "+c.Name)
+		return grace
+	}
+	w.calls()
+	res := w.mustSync(pod)
+	story = append(story, w.calls()...)
+	want := []string{"preStop s1", "StopContainer", "preStop s0", "StopContainer", "StopPodSandbox"}
+	if !res.Terminal || !cmp.Equal(story, want) {
+		t.Errorf("terminal %v, calls %v; want terminal and %v", res.Terminal, story, want)
 	}
 }
