@@ -28,8 +28,8 @@ func newAdoptionRuntime(rt Runtime, onAdopt func(uid types.UID, running int)) *a
 	return &adoptionRuntime{Runtime: rt, onAdopt: onAdopt, synced: map[types.UID]bool{}, adopted: map[types.UID]bool{}}
 }
 
-func (r *adoptionRuntime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts runtime.ContainerMounts, status *runtime.PodStatus) (runtime.SyncResult, error) {
-	res, err := r.Runtime.SyncPod(ctx, pod, mounts, status)
+func (r *adoptionRuntime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts runtime.ContainerMounts, status *runtime.PodStatus, hooks runtime.SyncHooks) (runtime.SyncResult, error) {
+	res, err := r.Runtime.SyncPod(ctx, pod, mounts, status, hooks)
 	if ctx.Err() != nil {
 		return res, err // an interrupted sync tells nothing
 	}

@@ -137,7 +137,21 @@ func (f *fakeRuntime) seed(pod *corev1.Pod) []string {
 	return ids
 }
 
-func (f *fakeRuntime) SyncPod(_ context.Context, pod *corev1.Pod, _ runtime.ContainerMounts, status *runtime.PodStatus) (runtime.SyncResult, error) {
+// SyncPod runs the postStart hooks after the starts, off the fake's lock:
+// the hooks exec and stop through it. The real order, each hook before
+// the next start, is internal/runtime's to test.
+func (f *fakeRuntime) SyncPod(ctx context.Context, pod *corev1.Pod, _ runtime.ContainerMounts, status *runtime.PodStatus, hooks runtime.SyncHooks) (runtime.SyncResult, error) {
+	res, err := f.syncPod(pod, status)
+	for _, a := range res.Actions {
+		c := hookContainers(pod, postStart)[a.Container]
+		if a.Kind == runtime.ActionStartContainer && c != nil && hooks.PostStart != nil {
+			_ = hooks.PostStart(ctx, c, a.ID, []string{"10.0.0.9"})
+		}
+	}
+	return res, err
+}
+
+func (f *fakeRuntime) syncPod(pod *corev1.Pod, status *runtime.PodStatus) (runtime.SyncResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	call := syncCall{UID: pod.UID}
@@ -215,7 +229,7 @@ func (f *fakeRuntime) KillPod(ctx context.Context, pod *corev1.Pod, running runt
 	return nil
 }
 
-func (f *fakeRuntime) StopPod(ctx context.Context, pod *corev1.Pod, running runtime.Pod, grace *int64) error {
+func (f *fakeRuntime) StopPod(ctx context.Context, pod *corev1.Pod, running runtime.Pod, grace *int64, _ runtime.PreStopHook) error {
 	if err := f.kill(ctx, killCall{UID: running.ID, Spec: pod != nil, Stop: true}, grace); err != nil {
 		return err
 	}

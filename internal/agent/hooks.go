@@ -50,56 +50,61 @@ func podIP(rs *runtime.PodStatus) string {
 	return rs.IPs[0]
 }
 
-// runPostStart runs the postStart hook of each container this sync
-// started, after its start and before the pod's status shows it running.
-// A container whose hook fails is killed with the pod's grace period and
-// restarts as its restart policy says. It returns the runtime status after
-// any kill.
-func (s *syncer) runPostStart(ctx context.Context, pod *corev1.Pod, res runtime.SyncResult, rs *runtime.PodStatus) *runtime.PodStatus {
+// syncHooks is what a SyncPod of pod needs of the probes: which sidecars
+// passed their startup probe, each started container's postStart hook,
+// run right after its start and before the next container starts, and
+// the preStop hook of a container replaced because its spec changed.
+// rs is the pod's runtime status before the sync, whose IPs a hook gets
+// when the runtime has none at hand.
+func (s *syncer) syncHooks(pod *corev1.Pod, rs *runtime.PodStatus) runtime.SyncHooks {
 	if s.probes == nil {
-		return rs
+		return runtime.SyncHooks{}
 	}
-	hooked := hookContainers(pod, postStart)
-	if len(hooked) == 0 {
-		return rs
+	return runtime.SyncHooks{
+		Started: s.probes.Started,
+		PostStart: func(ctx context.Context, c *corev1.Container, id string, ips []string) error {
+			return s.postStart(ctx, pod, c, id, ips)
+		},
+		PreStop: func(ctx context.Context, c *corev1.Container, id string, ips []string, grace int64) int64 {
+			if len(ips) == 0 && rs != nil {
+				ips = rs.IPs
+			}
+			one := &runtime.PodStatus{ID: pod.UID, IPs: ips, Containers: []runtime.ContainerStatus{
+				{ID: id, Name: c.Name, State: runtime.ContainerStateRunning}}}
+			return s.runPreStop(ctx, pod, one, grace)
+		},
 	}
-	killed := false
-	for _, a := range res.Actions {
-		c := hooked[a.Container]
-		if a.Kind != runtime.ActionStartContainer || a.Err != nil || a.ID == "" || c == nil {
-			continue
-		}
-		began := s.clock.Now()
-		err := s.probes.RunHook(ctx, c.Lifecycle.PostStart, pod, c, a.ID, podIP(rs), postStartTimeout)
-		took := s.clock.Since(began).Round(time.Millisecond)
-		if err == nil {
-			s.timeline.Record(pod.UID, timeline.KindRuntime, "PostStart hook of %q ran in %v", c.Name, took)
-			continue
-		}
-		if ctx.Err() != nil {
-			return rs // the worker is being stopped; what follows is the kill's
-		}
-		reason := ReasonFailedPostStartHook + ": " + err.Error()
-		s.log.Info("PostStart hook failed; killing the container", "pod", pod.Namespace+"/"+pod.Name, "podUID", pod.UID,
-			"container", c.Name, "err", err)
-		s.probes.NoteKill(pod.UID, c.Name, a.ID, reason)
-		grace := podtypes.GracePeriod(pod)
-		if err := s.rt.StopContainer(ctx, a.ID, grace); err != nil {
-			s.timeline.Record(pod.UID, timeline.KindError, "KillContainer %q %s: %s (grace period %ds) failed: %v", c.Name, shortID(a.ID), reason, grace, err)
-			continue
-		}
-		s.timeline.Record(pod.UID, timeline.KindError, "KillContainer %q %s: %s (after %v; grace period %ds)", c.Name, shortID(a.ID), reason, took, grace)
-		killed = true
+}
+
+// postStart runs the container's postStart hook, before the pod's status
+// shows it running. A container whose hook fails is killed with the pod's
+// grace period and restarts as its restart policy says.
+func (s *syncer) postStart(ctx context.Context, pod *corev1.Pod, c *corev1.Container, id string, ips []string) error {
+	ip := ""
+	if len(ips) > 0 {
+		ip = ips[0]
 	}
-	if !killed {
-		return rs
+	began := s.clock.Now()
+	err := s.probes.RunHook(ctx, c.Lifecycle.PostStart, pod, c, id, ip, postStartTimeout)
+	took := s.clock.Since(began).Round(time.Millisecond)
+	if err == nil {
+		s.timeline.Record(pod.UID, timeline.KindRuntime, "PostStart hook of %q ran in %v", c.Name, took)
+		return nil
 	}
-	fetched := s.clock.Now()
-	if fresh, err := s.rt.GetPodStatus(ctx, pod.UID); err == nil {
-		s.cache.Set(pod.UID, fresh, nil, fetched)
-		return fresh
+	if ctx.Err() != nil {
+		return ctx.Err() // the worker is being stopped; what follows is the kill's
 	}
-	return rs
+	reason := ReasonFailedPostStartHook + ": " + err.Error()
+	s.log.Info("PostStart hook failed; killing the container", "pod", pod.Namespace+"/"+pod.Name, "podUID", pod.UID,
+		"container", c.Name, "err", err)
+	s.probes.NoteKill(pod.UID, c.Name, id, reason)
+	grace := podtypes.GracePeriod(pod)
+	if kerr := s.rt.StopContainer(ctx, id, grace); kerr != nil {
+		s.timeline.Record(pod.UID, timeline.KindError, "KillContainer %q %s: %s (grace period %ds) failed: %v", c.Name, shortID(id), reason, grace, kerr)
+		return err
+	}
+	s.timeline.Record(pod.UID, timeline.KindError, "KillContainer %q %s: %s (after %v; grace period %ds)", c.Name, shortID(id), reason, took, grace)
+	return err
 }
 
 // runPreStop runs the preStop hooks of the pod's running containers, at

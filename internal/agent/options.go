@@ -38,9 +38,9 @@ const (
 // Runtime is what the agent needs of the container runtime;
 // *runtime.Runtime satisfies it.
 type Runtime interface {
-	SyncPod(ctx context.Context, pod *corev1.Pod, mounts runtime.ContainerMounts, status *runtime.PodStatus) (runtime.SyncResult, error)
+	SyncPod(ctx context.Context, pod *corev1.Pod, mounts runtime.ContainerMounts, status *runtime.PodStatus, hooks runtime.SyncHooks) (runtime.SyncResult, error)
 	KillPod(ctx context.Context, pod *corev1.Pod, running runtime.Pod, gracePeriodOverride *int64) error
-	StopPod(ctx context.Context, pod *corev1.Pod, running runtime.Pod, gracePeriodOverride *int64) error
+	StopPod(ctx context.Context, pod *corev1.Pod, running runtime.Pod, gracePeriodOverride *int64, preStop runtime.PreStopHook) error
 	GetPodStatus(ctx context.Context, uid types.UID) (*runtime.PodStatus, error)
 	GetPods(ctx context.Context) ([]*runtime.Pod, error)
 	GarbageCollect(ctx context.Context, deleted func(types.UID) bool) error

@@ -123,7 +123,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		return false, s.failed(uid, err)
 	}
 	rs = s.killUnhealthy(ctx, pod, rs)
-	res, syncErr := s.rt.SyncPod(ctx, pod, mounts, rs)
+	res, syncErr := s.rt.SyncPod(ctx, pod, mounts, rs, s.syncHooks(pod, rs))
 	s.synced(uid, s.clock.Now())
 	s.recordActions(uid, res.Actions)
 	s.events.actions(pod, res.Actions)
@@ -138,7 +138,6 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 			s.cache.Set(uid, fresh, nil, fetched)
 		}
 	}
-	rs = s.runPostStart(ctx, pod, res, rs)
 	st := s.store(pod, rs, &res, syncErr, res.Terminal, prev)
 	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
 	if syncErr != nil {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
@@ -37,8 +39,19 @@ func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, graceP
 		}
 	}
 	s.events.stopping(pod, gracePeriod)
-	grace := s.runPreStop(ctx, pod, before, gracePeriod)
-	if err := s.rt.StopPod(ctx, pod, runtime.Pod{ID: uid, Name: pod.Name, Namespace: pod.Namespace}, &grace); err != nil {
+	// The sidecars' hooks run later, each right before its sidecar stops,
+	// once the app containers it served have stopped.
+	grace := s.runPreStop(ctx, pod, withoutSidecars(pod, before), gracePeriod)
+	var ips []string
+	if before != nil {
+		ips = before.IPs
+	}
+	sidecarPreStop := func(ctx context.Context, c *corev1.Container, id string, _ []string, left int64) int64 {
+		one := &runtime.PodStatus{ID: uid, IPs: ips, Containers: []runtime.ContainerStatus{
+			{ID: id, Name: c.Name, State: runtime.ContainerStateRunning}}}
+		return s.runPreStop(ctx, pod, one, left)
+	}
+	if err := s.rt.StopPod(ctx, pod, runtime.Pod{ID: uid, Name: pod.Name, Namespace: pod.Namespace}, &grace, sidecarPreStop); err != nil {
 		return s.failed(uid, err)
 	}
 	if grace != gracePeriod {
@@ -144,5 +157,19 @@ func stopped(rs *runtime.PodStatus, now time.Time) *runtime.PodStatus {
 		c.Reason = status.ReasonStatusUnknown
 		c.Message = "The container was stopped with its pod; its exit status is gone with it"
 	}
+	return &out
+}
+
+// withoutSidecars is rs without the pod's sidecars.
+func withoutSidecars(pod *corev1.Pod, rs *runtime.PodStatus) *runtime.PodStatus {
+	if rs == nil {
+		return nil
+	}
+	sidecar := map[string]bool{}
+	for _, c := range pod.Spec.InitContainers {
+		sidecar[c.Name] = podtypes.IsSidecar(&c)
+	}
+	out := *rs
+	out.Containers = slices.DeleteFunc(slices.Clone(rs.Containers), func(c runtime.ContainerStatus) bool { return sidecar[c.Name] })
 	return &out
 }

@@ -6,7 +6,7 @@
 //	defer rt.Close()
 //
 //	status, err := rt.GetPodStatus(ctx, pod.UID)       // or from the PLEG cache
-//	res, err := rt.SyncPod(ctx, pod, mounts, status)   // mounts from the volumes package
+//	res, err := rt.SyncPod(ctx, pod, mounts, status, hooks)   // mounts from the volumes package
 //	if errors.Is(err, runtime.ErrCrashLoopBackOff) {   // sync again after res.RetryAfter
 //	}
 //	if res.Terminal {                                  // the pod has finished
@@ -19,9 +19,15 @@
 // the pod spec and the observed status that decides what to do: (re)create
 // the sandbox when it is missing, not ready, several, or of the wrong
 // network mode; replace containers whose spec hash changed; run init
-// containers one at a time to completion; restart exited containers as the
-// restart policy says. The executor (sync.go) then applies the crash-loop
-// back-off (backoff.go) and makes the CRI calls.
+// containers one at a time to completion, sidecars (restartPolicy Always)
+// kept running and holding the next one back until their startup probe
+// passed (SyncHooks.Started, the caller's prober); restart exited
+// containers as the restart policy says. The executor (sync.go) then
+// applies the crash-loop back-off (backoff.go) and makes the CRI calls,
+// running each started container's postStart hook (SyncHooks.PostStart)
+// before the next start. A pod stops app containers first, then its
+// sidecars in reverse order, each after its preStop hook, within one grace
+// period (kill.go).
 //
 // Every securityContext field reaches the CRI or is refused
 // (security.go): what the node cannot honour (AppArmor or SELinux off, a

@@ -66,6 +66,8 @@ type world struct {
 	clock    *testingclock.FakeClock
 	logRoot  string
 	cgroupFS string
+	// hooks are what the world's syncs pass to SyncPod.
+	hooks SyncHooks
 }
 
 func newWorld(t *testing.T) *world {
@@ -104,7 +106,7 @@ func (w *world) sync(pod *corev1.Pod, mounts ContainerMounts) (SyncResult, error
 	if err != nil {
 		w.t.Fatalf("GetPodStatus: %v", err)
 	}
-	return w.rt.SyncPod(ctx, pod, mounts, st)
+	return w.rt.SyncPod(ctx, pod, mounts, st, w.hooks)
 }
 
 // mustSync syncs and fails the test on an error.

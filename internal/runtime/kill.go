@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,10 +22,12 @@ import (
 // in its containers' annotations. gracePeriodOverride, if set, wins over
 // the pod's; 0 stops at once.
 //
-// Containers stop in parallel, each given the grace period, before the
-// sandboxes stop. The runtime is listed afresh, so a container created
-// after running was observed is killed too. The pod's crash-loop back-off
-// is forgotten; its log directory stays until GarbageCollect.
+// The app containers stop in parallel, each given the grace period, then
+// the sidecars one at a time, last declared first, each given what is
+// left of it; then the sandboxes stop. The runtime is listed afresh, so a
+// container created after running was observed is killed too. The pod's
+// crash-loop back-off is forgotten; its log directory stays until
+// GarbageCollect.
 func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, running Pod, gracePeriodOverride *int64) error {
 	uid, opts, err := killTarget(pod, running, gracePeriodOverride)
 	if err != nil {
@@ -41,11 +46,16 @@ func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, running Pod, gra
 // nothing of the pod runs, and KillPod (typically called later, off the
 // path of whatever waited for the stop) removes what is left. The pod's
 // crash-loop back-off is kept until then.
-func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, running Pod, gracePeriodOverride *int64) error {
+//
+// preStop, if set, runs each sidecar's preStop hook right before its stop,
+// within what is left of the grace period, once the containers it served
+// have stopped; the caller runs the other containers' hooks before the call.
+func (r *Runtime) StopPod(ctx context.Context, pod *corev1.Pod, running Pod, gracePeriodOverride *int64, preStop PreStopHook) error {
 	uid, opts, err := killTarget(pod, running, gracePeriodOverride)
 	if err != nil {
 		return err
 	}
+	opts.preStop = preStop
 	return r.stopPod(ctx, uid, opts)
 }
 
@@ -71,6 +81,7 @@ func killTarget(pod *corev1.Pod, running Pod, gracePeriodOverride *int64) (types
 	default:
 		opts.graceFromAnnotations = true
 	}
+	opts.pod = pod
 	return uid, opts, nil
 }
 
@@ -81,6 +92,10 @@ type stopOptions struct {
 	graceFromAnnotations bool
 	// remove also removes the containers, sandboxes and cgroups.
 	remove bool
+	// pod, if known, says which containers are sidecars, to stop last.
+	pod *corev1.Pod
+	// preStop runs the sidecars' preStop hooks.
+	preStop PreStopHook
 }
 
 // stopPod stops everything of the pod the runtime holds.
@@ -99,7 +114,7 @@ func (r *Runtime) stopPod(ctx context.Context, uid types.UID, opts stopOptions) 
 			kills = append(kills, killStep{ID: c.GetId(), Name: c.GetMetadata().GetName()})
 		}
 	}
-	errs := r.stopContainers(ctx, kills, grace)
+	errs := r.stopInOrder(ctx, opts.pod, kills, grace, opts.preStop)
 	for _, sb := range sandboxes {
 		if err := r.rt.StopPodSandbox(ctx, sb.GetId()); err != nil && !isNotFound(err) {
 			errs = append(errs, fmt.Errorf("stopping sandbox %s: %w", sb.GetId(), err))
@@ -125,6 +140,75 @@ func graceFromAnnotations(containers []*runtimeapi.Container) int64 {
 		return int64(corev1.DefaultTerminationGracePeriodSeconds)
 	}
 	return grace
+}
+
+// stopInOrder stops the containers of a pod as the kubelet does: sidecars
+// serve the other containers to their end. Those stop first, in parallel;
+// then the sidecars, one at a time in reverse order of declaration, each
+// with the whole seconds left of the grace period, so that the last is
+// killed no later than grace seconds after the call; a sidecar's preStop
+// hook runs right before its stop, on that time. Without a spec every
+// container stops at once.
+func (r *Runtime) stopInOrder(ctx context.Context, pod *corev1.Pod, kills []killStep, grace int64, preStop PreStopHook) []error {
+	deadline := r.clock.Now().Add(time.Duration(grace) * time.Second)
+	sidecars := map[string]int{} // name -> index among the init containers
+	if pod != nil {
+		for i := range pod.Spec.InitContainers {
+			if podtypes.IsSidecar(&pod.Spec.InitContainers[i]) {
+				sidecars[pod.Spec.InitContainers[i].Name] = i
+			}
+		}
+	}
+	var first, last []killStep
+	for _, k := range kills {
+		if _, ok := sidecars[k.Name]; ok {
+			last = append(last, k)
+		} else {
+			first = append(first, k)
+		}
+	}
+	errs := r.stopContainers(ctx, first, grace)
+	slices.SortStableFunc(last, func(a, b killStep) int { return sidecars[b.Name] - sidecars[a.Name] })
+	for _, k := range last {
+		left := max(int64(math.Floor(deadline.Sub(r.clock.Now()).Seconds())), 0)
+		if c := &pod.Spec.InitContainers[sidecars[k.Name]]; preStop != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
+			left = preStop(ctx, c, k.ID, nil, left)
+		}
+		errs = append(errs, r.stopContainers(ctx, []killStep{k}, left)...)
+	}
+	return errs
+}
+
+// stopReplaced stops the containers a sync kills, in parallel, each after
+// its preStop hook if it has one and runs: the hook and the stop share the
+// grace period.
+func (r *Runtime) stopReplaced(ctx context.Context, pod *corev1.Pod, kills []killStep, grace int64, ips []string, preStop PreStopHook) []error {
+	errs := make([]error, len(kills))
+	var wg sync.WaitGroup
+	for i, k := range kills {
+		wg.Go(func() {
+			left := grace
+			if c := podContainer(pod, k.Name); k.PreStop && preStop != nil && c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
+				left = preStop(ctx, c, k.ID, ips, grace)
+			}
+			errs[i] = r.stopContainers(ctx, []killStep{k}, left)[0]
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// podContainer returns the spec of the pod's container (init or app)
+// named name, or nil.
+func podContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
+		}
+	}
+	return nil
 }
 
 // stopContainers stops containers in parallel, each with the grace period

@@ -67,7 +67,7 @@ func TestStopPodLeavesRemovalToKillPod(t *testing.T) {
 	cgroups := w.makeCgroups("u1")
 	w.calls()
 
-	if err := w.rt.StopPod(context.Background(), pod, Pod{ID: "u1"}, ptr(int64(3))); err != nil {
+	if err := w.rt.StopPod(context.Background(), pod, Pod{ID: "u1"}, ptr(int64(3)), nil); err != nil {
 		t.Fatalf("StopPod: %v", err)
 	}
 	if got, want := w.calls(), []string{"StopContainer", "StopContainer", "StopPodSandbox"}; !cmp.Equal(got, want) {
@@ -166,5 +166,64 @@ func TestKillPodForgetsBackoff(t *testing.T) {
 	}
 	if n := len(w.rt.backoff.entries); n != 0 {
 		t.Errorf("%d back-off entries left after the kill", n)
+	}
+}
+
+// TestStopPodStopsSidecarsLast: the app containers stop first, in
+// parallel, with the grace period; then the sidecars, last declared
+// first, each with the whole seconds left of it, its preStop hook right
+// before its stop.
+func TestStopPodStopsSidecarsLast(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod(withSidecar("s0"), withSidecar("s1"), withApp("b"), func(p *corev1.Pod) {
+		p.Spec.InitContainers[1].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}
+	})
+	for range 3 { // s0, then s1, then the app containers
+		w.mustSync(pod)
+	}
+	names := map[string]string{}
+	for _, n := range []string{"s0", "s1", "app", "b"} {
+		id := w.containerID("u1", n)
+		if id == "" {
+			t.Fatalf("container %s not started", n)
+		}
+		names[id] = n
+	}
+
+	var mu sync.Mutex
+	var order []string
+	w.cri.stopGate = func(id string) error {
+		mu.Lock()
+		order = append(order, names[id])
+		mu.Unlock()
+		switch names[id] {
+		case "b": // the app containers take 1.5 s to stop
+			w.clock.Step(1500 * time.Millisecond)
+		case "s1":
+			w.clock.Step(time.Second)
+		}
+		return nil
+	}
+	preStop := func(_ context.Context, c *corev1.Container, id string, _ []string, grace int64) int64 {
+		mu.Lock()
+		order = append(order, "preStop "+c.Name)
+		mu.Unlock()
+		if grace != 3 {
+			t.Errorf("preStop of %s given %d s, want the 3 s left", c.Name, grace)
+		}
+		w.clock.Step(time.Second)
+		return 2
+	}
+	if err := w.rt.StopPod(context.Background(), pod, Pod{ID: pod.UID}, nil, preStop); err != nil {
+		t.Fatalf("StopPod: %v", err)
+	}
+	if len(order) != 5 || !cmp.Equal(order[2:], []string{"preStop s1", "s1", "s0"}) {
+		t.Errorf("stop order = %v, want app and b (either order), then s1's preStop, s1, then s0", order)
+	}
+	want := map[string]int64{"app": 5, "b": 5, "s1": 2, "s0": 1}
+	for id, n := range names {
+		if got := w.cri.stops[id]; got != want[n] {
+			t.Errorf("%s stopped with timeout %d, want %d", n, got, want[n])
+		}
 	}
 }

@@ -101,7 +101,7 @@ func TestCraftedLabelsReachNothingOutsideTheRoots(t *testing.T) {
 		if err := w.rt.RemovePodLogDir(pod); !errors.Is(err, ErrInvalidIdentity) {
 			t.Errorf("RemovePodLogDir(%s/%s %s) = %v, want %v", pod.Namespace, pod.Name, pod.UID, err, ErrInvalidIdentity)
 		}
-		if _, err := w.rt.SyncPod(ctx, pod, nil, nil); !errors.Is(err, ErrInvalidIdentity) {
+		if _, err := w.rt.SyncPod(ctx, pod, nil, nil, SyncHooks{}); !errors.Is(err, ErrInvalidIdentity) {
 			t.Errorf("SyncPod(%s/%s %s) = %v, want %v", pod.Namespace, pod.Name, pod.UID, err, ErrInvalidIdentity)
 		}
 	}

@@ -36,6 +36,9 @@ type plan struct {
 
 type killStep struct {
 	ID, Name, Reason string
+	// PreStop: the container runs, and its preStop hook runs before the
+	// stop, as before any stop of a running container with a spec.
+	PreStop bool
 }
 
 type startStep struct {
@@ -50,8 +53,9 @@ type startStep struct {
 }
 
 // computePlan decides what SyncPod does. It is a pure function of the pod
-// spec and the observed status (nil means the runtime holds nothing).
-func computePlan(pod *corev1.Pod, status *PodStatus) plan {
+// spec, the observed status (nil means the runtime holds nothing) and
+// which running instances passed their startup probe (nil: none).
+func computePlan(pod *corev1.Pod, status *PodStatus, started func(containerID string) bool) plan {
 	if status == nil {
 		status = &PodStatus{ID: pod.UID}
 	}
@@ -60,7 +64,7 @@ func computePlan(pod *corev1.Pod, status *PodStatus) plan {
 		return planNewSandbox(pod, status, attempt, reason)
 	}
 	p := plan{SandboxID: status.Sandboxes[0].ID, SandboxAttempt: status.Sandboxes[0].Attempt}
-	if planInit(&p, pod, status) {
+	if planInit(&p, pod, status, started) {
 		planApp(&p, pod, status)
 	}
 	return p

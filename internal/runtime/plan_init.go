@@ -2,6 +2,8 @@ package runtime
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // planInit plans the init containers of a pod whose sandbox is usable, and
@@ -13,8 +15,9 @@ import (
 // scan runs from the last init container back, because the newest one that
 // ran says how far initialization got even if older ones were removed.
 // Sidecars (init containers with restartPolicy Always) count as done once
-// running, and are kept running from then on.
-func planInit(p *plan, pod *corev1.Pod, status *PodStatus) bool {
+// running and, if they have a startup probe, once it passed; they are kept
+// running from then on.
+func planInit(p *plan, pod *corev1.Pod, status *PodStatus, started func(containerID string) bool) bool {
 	inits := pod.Spec.InitContainers
 	if len(inits) == 0 {
 		return true
@@ -33,8 +36,8 @@ func planInit(p *plan, pod *corev1.Pod, status *PodStatus) bool {
 		done := false // whether init container i has done its part
 		switch {
 		case st.State == ContainerStateRunning:
-			done = isSidecar(c)
-		case st.State == ContainerStateExited && isSidecar(c):
+			done = podtypes.IsSidecar(c) && (c.StartupProbe == nil || started != nil && started(st.ID))
+		case st.State == ContainerStateExited && podtypes.IsSidecar(c):
 			p.startInit(i, c, "sidecar "+restartReason(st), st)
 		case st.State == ContainerStateExited && st.ExitCode == 0:
 			done = true
@@ -75,7 +78,7 @@ func planSidecars(p *plan, pod *corev1.Pod, status *PodStatus, n int) {
 	}
 	for i := range pod.Spec.InitContainers[:n] {
 		c := &pod.Spec.InitContainers[i]
-		if !isSidecar(c) {
+		if !podtypes.IsSidecar(c) {
 			continue
 		}
 		st := activeContainer(status, c.Name, p.SandboxID)
@@ -83,17 +86,13 @@ func planSidecars(p *plan, pod *corev1.Pod, status *PodStatus, n int) {
 		case st == nil:
 			p.startInit(i, c, "sidecar not created", status.LatestContainer(c.Name))
 		case st.State == ContainerStateRunning && st.Hash != HashContainer(c):
-			p.Kill = append(p.Kill, killStep{ID: st.ID, Name: c.Name, Reason: "spec changed"})
+			p.Kill = append(p.Kill, killStep{ID: st.ID, Name: c.Name, Reason: "spec changed", PreStop: true})
 			p.startInit(i, c, "spec changed", st)
 		case st.State != ContainerStateRunning:
 			p.killIfUnknown(st)
 			p.startInit(i, c, "sidecar "+restartReason(st), st)
 		}
 	}
-}
-
-func isSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
 // activeContainer returns the newest instance of the named container in

@@ -19,6 +19,13 @@ func TestComputePlan(t *testing.T) {
 	twoApps := newPod(withApp("side"), withPolicy(corev1.RestartPolicyOnFailure))
 	deleting := newPod(func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: t0} })
 	sidecar := newPod(withSidecar("proxy"), withInit("i1"))
+	probed := newPod(withSidecar("proxy"), withInit("i1"), func(p *corev1.Pod) {
+		p.Spec.InitContainers[0].StartupProbe = &corev1.Probe{}
+	})
+	lastProbed := newPod(withSidecar("proxy"), func(p *corev1.Pod) {
+		p.Spec.InitContainers[0].StartupProbe = &corev1.Probe{}
+	})
+	passed := func(id string) bool { return id == "c1" }
 
 	sb1, sb2 := readySandbox("sb1", 0), readySandbox("sb2", 1)
 	noIP := readySandbox("sb1", 0)
@@ -29,10 +36,11 @@ func TestComputePlan(t *testing.T) {
 	prev := func(c ContainerStatus) *ContainerStatus { return &c }
 
 	for _, tc := range []struct {
-		name   string
-		pod    *corev1.Pod
-		status *PodStatus
-		want   plan
+		name    string
+		pod     *corev1.Pod
+		status  *PodStatus
+		started func(containerID string) bool
+		want    plan
 	}{{
 		name:   "nothing in the runtime: create the sandbox, start the app",
 		pod:    pod,
@@ -78,7 +86,7 @@ func TestComputePlan(t *testing.T) {
 		pod:    changed,
 		status: status(sandboxes(sb1), running(pod, "app", "c1", "sb1")),
 		want: plan{SandboxID: "sb1",
-			Kill:  []killStep{{ID: "c1", Name: "app", Reason: "spec changed"}},
+			Kill:  []killStep{{ID: "c1", Name: "app", Reason: "spec changed", PreStop: true}},
 			Start: []startStep{{Index: 0, Name: "app", Reason: "spec changed", Previous: prev(running(pod, "app", "c1", "sb1"))}}},
 	}, {
 		name:   "Always restarts a container that succeeded",
@@ -194,9 +202,39 @@ func TestComputePlan(t *testing.T) {
 		status: status(sandboxes(sb1), exited(sidecar, "proxy", "c1", "sb1", 1), running(sidecar, "app", "c3", "sb1")),
 		want: plan{SandboxID: "sb1",
 			Start: []startStep{{Init: true, Index: 0, Name: "proxy", Reason: "sidecar exited with code 1", Previous: prev(exited(sidecar, "proxy", "c1", "sb1", 1))}}},
+	}, {
+		name:   "sidecar with a startup probe not passed yet: the next init container waits",
+		pod:    probed,
+		status: status(sandboxes(sb1), running(probed, "proxy", "c1", "sb1")),
+		want:   plan{SandboxID: "sb1"},
+	}, {
+		name:    "sidecar with a startup probe passed by another instance: still waiting",
+		pod:     probed,
+		status:  status(sandboxes(sb1), running(probed, "proxy", "c2", "sb1")),
+		started: passed,
+		want:    plan{SandboxID: "sb1"},
+	}, {
+		name:    "sidecar whose startup probe passed: the next init container starts",
+		pod:     probed,
+		status:  status(sandboxes(sb1), running(probed, "proxy", "c1", "sb1")),
+		started: passed,
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Init: true, Index: 1, Name: "i1", Reason: "previous init container done"}}},
+	}, {
+		name:   "last init container a sidecar whose startup probe has not passed: the app waits",
+		pod:    lastProbed,
+		status: status(sandboxes(sb1), running(lastProbed, "proxy", "c1", "sb1")),
+		want:   plan{SandboxID: "sb1"},
+	}, {
+		name:    "last init container a sidecar whose startup probe passed: the app starts",
+		pod:     lastProbed,
+		status:  status(sandboxes(sb1), running(lastProbed, "proxy", "c1", "sb1")),
+		started: passed,
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "not created"}}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := computePlan(tc.pod, tc.status)
+			got := computePlan(tc.pod, tc.status, tc.started)
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(plan{}, startStep{}, killStep{})); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}

@@ -121,7 +121,7 @@ func TestGetPodsAdoption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := adopter.SyncPod(ctx, web, nil, st)
+	res, err := adopter.SyncPod(ctx, web, nil, st, SyncHooks{})
 	if err != nil || len(res.Actions) != 0 {
 		t.Errorf("adopted sync: actions %+v, err %v; want none", res.Actions, err)
 	}

@@ -49,17 +49,43 @@ type SyncResult struct {
 
 func (s *SyncResult) add(a Action) { s.Actions = append(s.Actions, a) }
 
+// SyncHooks let the caller's probes and lifecycle hooks take part in a
+// SyncPod without the runtime knowing them. The zero value runs no hook,
+// and no startup probe has passed.
+type SyncHooks struct {
+	// Started reports whether the startup probe of a running instance has
+	// passed: a sidecar with a startup probe holds back the next init
+	// container and the app containers until it has.
+	Started func(containerID string) bool
+	// PostStart runs the container's postStart hook right after its start,
+	// before the next container starts; podIPs are the sandbox's. It is
+	// called only for a container with such a hook. An error (the caller
+	// has dealt with the container) stops the starts of this sync after an
+	// init container, whose successors need it.
+	PostStart func(ctx context.Context, c *corev1.Container, containerID string, podIPs []string) error
+	// PreStop runs the preStop hook of a running container the sync
+	// replaces because its spec changed, and of each sidecar the sync stops
+	// once the pod has finished.
+	PreStop PreStopHook
+}
+
+// PreStopHook runs the preStop hook of a running container, within grace
+// seconds, and returns the whole seconds left of them for the stop. It is
+// called only for a container with such a hook; podIPs may be empty.
+type PreStopHook func(ctx context.Context, c *corev1.Container, containerID string, podIPs []string, grace int64) int64
+
 // SyncPod moves the pod's runtime state toward its spec: it (re)creates the
 // sandbox when needed, replaces containers whose spec changed, runs init
 // containers in order, and starts or restarts app containers as the
 // restart policy and the crash-loop back-off allow. mounts are the resolved
 // volume mounts by container name. status is the pod's current runtime
-// status, typically from the PLEG cache; nil makes SyncPod fetch it.
+// status, typically from the PLEG cache; nil makes SyncPod fetch it. hooks
+// gate sidecars on their startup probes and run postStart hooks.
 //
 // The error joins every failed step; Actions say which steps ran. A
 // container waiting out its back-off yields a *BackoffError (matching
 // ErrCrashLoopBackOff) and a positive RetryAfter.
-func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts ContainerMounts, status *PodStatus) (SyncResult, error) {
+func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts ContainerMounts, status *PodStatus, hooks SyncHooks) (SyncResult, error) {
 	if err := checkIdentity(pod.Namespace, pod.Name, pod.UID); err != nil {
 		return SyncResult{}, err // it would name the pod's log directory and cgroup
 	}
@@ -69,7 +95,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			return SyncResult{}, err
 		}
 	}
-	p := computePlan(pod, status)
+	p := computePlan(pod, status, hooks.Started)
 	log := r.log.WithValues("pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID)
 	res := SyncResult{Terminal: p.Done, Failed: p.Failed, Reason: p.DoneReason}
 
@@ -79,7 +105,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			reason = p.DoneReason
 		}
 		log.V(1).Info("stopping pod", "reason", reason)
-		err := r.stopPod(ctx, pod.UID, stopOptions{grace: podtypes.GracePeriod(pod)})
+		err := r.stopPod(ctx, pod.UID, stopOptions{grace: podtypes.GracePeriod(pod), pod: pod, preStop: hooks.PreStop})
 		res.add(Action{Kind: ActionKillPod, Reason: reason, Err: err})
 		if err != nil {
 			return res, err
@@ -113,7 +139,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 	}
 
 	if len(p.Kill) > 0 {
-		errs := r.stopContainers(ctx, p.Kill, podtypes.GracePeriod(pod))
+		errs := r.stopReplaced(ctx, pod, p.Kill, podtypes.GracePeriod(pod), ips, hooks.PreStop)
 		for i, k := range p.Kill {
 			res.add(Action{Kind: ActionKillContainer, Container: k.Name, ID: k.ID, Reason: k.Reason, Err: errs[i]})
 		}
@@ -126,6 +152,12 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 	var errs []error
 	env := podEnv{pod: pod, ips: ips}
 	for _, s := range p.Start {
+		if err := ctx.Err(); err != nil {
+			// A kill cancels the sync: what is left to start must not
+			// hold the pod's grace period back.
+			errs = append(errs, err)
+			break
+		}
 		c := specContainer(pod, s)
 		if wait := r.inBackoff(pod, c, s.Previous); wait != nil {
 			res.add(Action{Kind: ActionStartContainer, Container: c.Name, Reason: s.Reason, Err: wait})
@@ -157,6 +189,16 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			continue
 		}
 		log.V(1).Info("started container", "container", c.Name, "id", id, "restartCount", restarts, "reason", s.Reason)
+		if hooks.PostStart == nil || c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
+			continue
+		}
+		if len(ips) == 0 {
+			// A new sandbox's address is asked only when a hook may need it.
+			ips, _ = r.sandboxIPs(ctx, sandboxID)
+		}
+		if err := hooks.PostStart(ctx, c, id, ips); err != nil && s.Init {
+			break
+		}
 	}
 	return res, errors.Join(errs...)
 }

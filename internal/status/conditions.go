@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // Condition reasons, as the kubelet gives them.
@@ -48,13 +49,20 @@ func condition(t corev1.PodConditionType, ok bool, reason, message string, prev 
 	return c
 }
 
-// readiness is the pod's Ready (and ContainersReady): every app container
-// ready, and the pod not terminal.
+// readiness is the pod's Ready (and ContainersReady): every sidecar and
+// app container ready, as the kubelet counts them, and the pod not
+// terminal.
 func readiness(pod *corev1.Pod, st *corev1.PodStatus) (ready bool, reason, message string) {
 	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
 		return false, ReasonPodCompleted, ""
 	}
 	var notReady []string
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if cs := statusOf(st.InitContainerStatuses, c.Name); podtypes.IsSidecar(c) && (cs == nil || !cs.Ready) {
+			notReady = append(notNil(notReady), c.Name)
+		}
+	}
 	for _, c := range pod.Spec.Containers {
 		if cs := statusOf(st.ContainerStatuses, c.Name); cs == nil || !cs.Ready {
 			notReady = append(notNil(notReady), c.Name)
@@ -79,7 +87,7 @@ func notInitialized(pod *corev1.Pod, statuses []corev1.ContainerStatus) []string
 	var out []string
 	for _, c := range pod.Spec.InitContainers {
 		cs := statusOf(statuses, c.Name)
-		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		sidecar := podtypes.IsSidecar(&c)
 		done := false
 		switch {
 		case cs == nil:

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // RuntimeName prefixes container IDs in the API status: "containerd://<id>".
@@ -63,7 +64,7 @@ func Generate(in Input) corev1.PodStatus {
 	applyProbes(pod, &st, in.Probes)
 	for i := range pod.Spec.InitContainers {
 		// An init container is ready once it completed; a sidecar as its probes say.
-		if !isSidecar(&pod.Spec.InitContainers[i]) {
+		if !podtypes.IsSidecar(&pod.Spec.InitContainers[i]) {
 			cs := &st.InitContainerStatuses[i]
 			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
 		}

@@ -2,6 +2,8 @@ package status
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // podPhase derives the pod's phase from its container statuses, as the
@@ -13,7 +15,7 @@ func podPhase(pod *corev1.Pod, initStatuses, statuses []corev1.ContainerStatus, 
 	pendingInit, failedInit := 0, 0
 	for _, c := range pod.Spec.InitContainers {
 		cs := statusOf(initStatuses, c.Name)
-		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		sidecar := podtypes.IsSidecar(&c)
 		switch {
 		case cs == nil:
 			pendingInit++

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // Probes is what a container instance's probes have found, keyed by its
@@ -73,7 +75,7 @@ func WithProbes(pod *corev1.Pod, st *corev1.PodStatus, probes Probes, now time.T
 	}
 	applyProbes(pod, &out, probes)
 	for i := range pod.Spec.InitContainers {
-		if i < len(out.InitContainerStatuses) && !isSidecar(&pod.Spec.InitContainers[i]) {
+		if i < len(out.InitContainerStatuses) && !podtypes.IsSidecar(&pod.Spec.InitContainers[i]) {
 			cs := &out.InitContainerStatuses[i]
 			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
 		}
@@ -93,8 +95,4 @@ func runtimeID(apiID string) string {
 		return apiID
 	}
 	return id
-}
-
-func isSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }

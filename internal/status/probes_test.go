@@ -81,3 +81,46 @@ func TestKilledContainerSaysWhy(t *testing.T) {
 		t.Fatalf("last termination = %+v", last)
 	}
 }
+
+// A sidecar is reported in initContainerStatuses, ready while it runs and
+// its readiness probe (if any) passes; the pod is ready only with it.
+func TestSidecarReadiness(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, []string{"proxy", "setup"}, "app")
+	always := corev1.ContainerRestartPolicyAlways
+	pod.Spec.InitContainers[0].RestartPolicy = &always
+	pod.Spec.InitContainers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"x"}}}}
+	up := &runtime.PodStatus{ID: pod.UID, Sandboxes: readySandbox(),
+		Containers: []runtime.ContainerStatus{running("app", "c3"), exited("setup", "c2", 0, 0), running("proxy", "c1")}}
+	down := &runtime.PodStatus{ID: pod.UID, Sandboxes: readySandbox(),
+		Containers: []runtime.ContainerStatus{running("app", "c3"), exited("proxy", "c4", 1, 0), exited("setup", "c2", 0, 0)}}
+
+	for _, tc := range []struct {
+		name       string
+		rs         *runtime.PodStatus
+		probes     Probes
+		proxyReady bool
+		podReady   corev1.ConditionStatus
+	}{
+		{"running, readiness not passed", up, nil, false, corev1.ConditionFalse},
+		{"running, readiness passed", up, fakeProbes{ready: map[string]bool{"c1": true}}, true, corev1.ConditionTrue},
+		{"exited", down, fakeProbes{ready: map[string]bool{"c1": true}}, false, corev1.ConditionFalse},
+	} {
+		st := Generate(Input{Pod: pod, Runtime: tc.rs, Probes: tc.probes, Now: now})
+		if len(st.InitContainerStatuses) != 2 || st.InitContainerStatuses[0].Name != "proxy" {
+			t.Fatalf("%s: init container statuses = %+v", tc.name, st.InitContainerStatuses)
+		}
+		if got := st.InitContainerStatuses[0].Ready; got != tc.proxyReady {
+			t.Errorf("%s: proxy ready = %v, want %v", tc.name, got, tc.proxyReady)
+		}
+		if !st.ContainerStatuses[0].Ready {
+			t.Errorf("%s: app not ready", tc.name)
+		}
+		if got := condStatus(st, corev1.PodReady); got != tc.podReady {
+			t.Errorf("%s: Ready = %v, want %v", tc.name, got, tc.podReady)
+		}
+		before := Generate(Input{Pod: pod, Runtime: tc.rs, Now: t0})
+		if got := condStatus(WithProbes(pod, &before, tc.probes, now), corev1.ContainersReady); got != tc.podReady {
+			t.Errorf("%s: WithProbes ContainersReady = %v, want %v", tc.name, got, tc.podReady)
+		}
+	}
+}

@@ -4,7 +4,7 @@
 //
 //	m, err := volumes.New(volumes.Options{RootDir: "/var/lib/nodeagent"})
 //	mounts, err := m.Setup(pod)         // runtime.ContainerMounts, by container name
-//	res, err := rt.SyncPod(ctx, pod, mounts, status)
+//	res, err := rt.SyncPod(ctx, pod, mounts, status, hooks)
 //	...
 //	err = m.Cleanup(pod.UID)            // once the pod is terminated
 //

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 var probeSchemes = []string{string(corev1.URISchemeHTTP), string(corev1.URISchemeHTTPS)}
@@ -17,7 +19,7 @@ var probeSchemes = []string{string(corev1.URISchemeHTTP), string(corev1.URISchem
 // sidecar may not have probes.
 func validateProbes(c *corev1.Container, p *field.Path, init bool) field.ErrorList {
 	var errs field.ErrorList
-	sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+	sidecar := podtypes.IsSidecar(c)
 	for _, pr := range []struct {
 		name       string
 		probe      *corev1.Probe

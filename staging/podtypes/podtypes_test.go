@@ -140,3 +140,15 @@ func TestGracePeriod(t *testing.T) {
 		}
 	}
 }
+
+func TestIsSidecar(t *testing.T) {
+	always, onFailure := corev1.ContainerRestartPolicyAlways, corev1.ContainerRestartPolicy("OnFailure")
+	for _, tc := range []struct {
+		policy *corev1.ContainerRestartPolicy
+		want   bool
+	}{{nil, false}, {&always, true}, {&onFailure, false}} {
+		if got := IsSidecar(&corev1.Container{Name: "c", RestartPolicy: tc.policy}); got != tc.want {
+			t.Errorf("IsSidecar(restartPolicy %v) = %v, want %v", tc.policy, got, tc.want)
+		}
+	}
+}

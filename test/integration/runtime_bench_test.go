@@ -45,7 +45,7 @@ func benchSyncPod(b *testing.B, hostNetwork bool) {
 		b.StartTimer()
 
 		start := time.Now()
-		if _, err := rt.SyncPod(ctx, pod, nil, nil); err != nil {
+		if _, err := rt.SyncPod(ctx, pod, nil, nil, runtime.SyncHooks{}); err != nil {
 			b.Fatalf("SyncPod: %v", err)
 		}
 		durations = append(durations, time.Since(start))

@@ -40,14 +40,14 @@ func TestRuntimeSpecChange(t *testing.T) {
 	rt := newRuntime(t)
 	pod := busyboxPod("respec", true, "sleep 300")
 	killAtEnd(t, rt, pod)
-	if _, err := rt.SyncPod(ctx, pod, nil, nil); err != nil {
+	if _, err := rt.SyncPod(ctx, pod, nil, nil, runtime.SyncHooks{}); err != nil {
 		t.Fatal(err)
 	}
 	before := podStatus(t, rt, pod.UID).LatestContainer("main")
 
 	changed := pod.DeepCopy()
 	changed.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "VERSION", Value: "2"}}
-	res, err := rt.SyncPod(ctx, changed, nil, nil)
+	res, err := rt.SyncPod(ctx, changed, nil, nil, runtime.SyncHooks{})
 	if err != nil {
 		t.Fatalf("SyncPod with the changed spec: %v (%+v)", err, res.Actions)
 	}
@@ -80,7 +80,7 @@ func TestRuntimeCrashedContainer(t *testing.T) {
 		pod := busyboxPod("crash", true, "exit 3")
 		killAtEnd(t, rt, pod)
 
-		if _, err := rt.SyncPod(ctx, pod, nil, nil); err != nil {
+		if _, err := rt.SyncPod(ctx, pod, nil, nil, runtime.SyncHooks{}); err != nil {
 			t.Fatal(err)
 		}
 		exitedN := func(n int) func(*runtime.PodStatus) bool {
@@ -94,13 +94,13 @@ func TestRuntimeCrashedContainer(t *testing.T) {
 			t.Errorf("exit code %d, want 3", c.ExitCode)
 		}
 		// The first crash restarts at once.
-		if _, err := rt.SyncPod(ctx, pod, nil, st); err != nil {
+		if _, err := rt.SyncPod(ctx, pod, nil, st, runtime.SyncHooks{}); err != nil {
 			t.Fatalf("restart after the first crash: %v", err)
 		}
 		st = waitStatus(t, rt, pod.UID, "second exit", exitedN(1))
 		// The second waits out the back-off.
 		for i, want := range []time.Duration{2 * time.Second, 4 * time.Second} {
-			res, err := rt.SyncPod(ctx, pod, nil, st)
+			res, err := rt.SyncPod(ctx, pod, nil, st, runtime.SyncHooks{})
 			var berr *runtime.BackoffError
 			if !errors.As(err, &berr) || berr.Delay != want || res.RetryAfter <= 0 || res.RetryAfter > want {
 				t.Fatalf("crash %d: SyncPod = %v, RetryAfter %s; want a back-off of %s", i+2, err, res.RetryAfter, want)
@@ -109,7 +109,7 @@ func TestRuntimeCrashedContainer(t *testing.T) {
 				t.Fatalf("crash %d: %d containers during the back-off, want %d", i+2, n, i+2)
 			}
 			time.Sleep(res.RetryAfter + 50*time.Millisecond)
-			if _, err := rt.SyncPod(ctx, pod, nil, nil); err != nil {
+			if _, err := rt.SyncPod(ctx, pod, nil, nil, runtime.SyncHooks{}); err != nil {
 				t.Fatalf("crash %d: SyncPod after the back-off: %v", i+2, err)
 			}
 			st = waitStatus(t, rt, pod.UID, "the next exit", exitedN(i+2))
@@ -122,11 +122,11 @@ func TestRuntimeCrashedContainer(t *testing.T) {
 		pod := busyboxPod("crash-never", false, "exit 3")
 		pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 		killAtEnd(t, rt, pod)
-		if _, err := rt.SyncPod(ctx, pod, nil, nil); err != nil {
+		if _, err := rt.SyncPod(ctx, pod, nil, nil, runtime.SyncHooks{}); err != nil {
 			t.Fatal(err)
 		}
 		st := waitStatus(t, rt, pod.UID, "exit", state("main", runtime.ContainerStateExited))
-		res, err := rt.SyncPod(ctx, pod, nil, st)
+		res, err := rt.SyncPod(ctx, pod, nil, st, runtime.SyncHooks{})
 		if err != nil || !res.Terminal {
 			t.Fatalf("SyncPod after the exit: %+v, %v; want terminal", res, err)
 		}
@@ -134,7 +134,7 @@ func TestRuntimeCrashedContainer(t *testing.T) {
 		if len(st.Containers) != 1 || st.Sandboxes[0].State != runtime.SandboxNotReady {
 			t.Errorf("after the terminal sync: %s, want one exited container and a stopped sandbox", describe(st))
 		}
-		if res, err := rt.SyncPod(ctx, pod, nil, st); err != nil || !res.Terminal || len(podStatus(t, rt, pod.UID).Containers) != 1 {
+		if res, err := rt.SyncPod(ctx, pod, nil, st, runtime.SyncHooks{}); err != nil || !res.Terminal || len(podStatus(t, rt, pod.UID).Containers) != 1 {
 			t.Errorf("another sync: %+v, %v; want terminal, nothing new", res, err)
 		}
 	})
@@ -154,7 +154,7 @@ func TestRuntimeKillPodGracePeriod(t *testing.T) {
 			rt := newRuntime(t)
 			pod := busyboxPod("kill", true, script)
 			killAtEnd(t, rt, pod)
-			if _, err := rt.SyncPod(ctx, pod, nil, nil); err != nil {
+			if _, err := rt.SyncPod(ctx, pod, nil, nil, runtime.SyncHooks{}); err != nil {
 				t.Fatal(err)
 			}
 			logPath := rt.PodLogDir(pod) + "/main/0.log"
@@ -210,7 +210,7 @@ func TestRuntimeAdoption(t *testing.T) {
 	}
 
 	st = podStatus(t, second, pod.UID)
-	res, err := second.SyncPod(ctx, pod, nil, st)
+	res, err := second.SyncPod(ctx, pod, nil, st, runtime.SyncHooks{})
 	if err != nil || len(res.Actions) != 0 {
 		t.Fatalf("SyncPod of the adopted pod: actions %+v, err %v; want none", res.Actions, err)
 	}
@@ -225,5 +225,57 @@ func TestRuntimeAdoption(t *testing.T) {
 	}
 	if main := after.LatestContainer("main"); main.State != runtime.ContainerStateRunning || main.RestartCount != 0 {
 		t.Errorf("main after adoption: %+v, want running, never restarted", main)
+	}
+}
+
+// TestRuntimePreStopBeforeReplace: a container replaced because its spec
+// changed runs its preStop hook first (here an exec of 1.5 s in it, as the
+// agent's hook does), and is stopped only after the hook, with what is left
+// of the pod's grace period. (A static pod's changed manifest is a new
+// pod, so the agent's own path is an apiserver pod's spec change.)
+func TestRuntimePreStopBeforeReplace(t *testing.T) {
+	ctx := context.Background()
+	rt := newRuntime(t)
+	pod := busyboxPod("prestop", true, "trap 'exit 0' TERM; while true; do sleep 0.2; done")
+	grace := int64(5)
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	killAtEnd(t, rt, pod)
+	if _, err := rt.SyncPod(ctx, pod, nil, nil, runtime.SyncHooks{}); err != nil {
+		t.Fatal(err)
+	}
+	before := podStatus(t, rt, pod.UID).LatestContainer("main")
+
+	changed := pod.DeepCopy()
+	changed.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "VERSION", Value: "2"}}
+	changed.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sleep", "1.5"}}}}
+	var hookEnd time.Time
+	var hookGrace, left int64
+	hooks := runtime.SyncHooks{PreStop: func(ctx context.Context, c *corev1.Container, id string, _ []string, g int64) int64 {
+		began := time.Now()
+		hookGrace = g
+		res, err := rt.ExecSync(ctx, id, c.Lifecycle.PreStop.Exec.Command, time.Duration(g)*time.Second)
+		if err != nil || res.ExitCode != 0 || id != before.ID {
+			t.Errorf("preStop in %s (want %s): %+v, %v", id, before.ID, res, err)
+		}
+		hookEnd = time.Now()
+		left = g - int64(hookEnd.Sub(began).Seconds()+0.999)
+		return left
+	}}
+	if _, err := rt.SyncPod(ctx, changed, nil, nil, hooks); err != nil {
+		t.Fatal(err)
+	}
+	var old *runtime.ContainerStatus
+	for _, c := range podStatus(t, rt, pod.UID).Containers {
+		if c.ID == before.ID {
+			old = &c
+		}
+	}
+	if hookEnd.IsZero() || old == nil {
+		t.Fatalf("preStop ran: %v; old instance: %+v", !hookEnd.IsZero(), old)
+	}
+	t.Logf("preStop given %d s, left %d s; the old instance ended %v after the hook", hookGrace, left, old.FinishedAt.Sub(hookEnd).Round(time.Millisecond))
+	if hookGrace != 5 || old.State != runtime.ContainerStateExited || old.FinishedAt.Before(hookEnd.Add(-100*time.Millisecond)) {
+		t.Errorf("hook given %d s (want 5); old instance %s, finished %v, hook ended %v: want it stopped after the hook",
+			hookGrace, old.State, old.FinishedAt, hookEnd)
 	}
 }

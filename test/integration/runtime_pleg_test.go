@@ -25,7 +25,7 @@ func TestRuntimePLEG(t *testing.T) {
 	pod := busyboxPod("pleg", true, "sleep 300")
 	killAtEnd(t, rt, pod)
 	synced := time.Now()
-	if _, err := rt.SyncPod(ctx, pod, nil, nil); err != nil {
+	if _, err := rt.SyncPod(ctx, pod, nil, nil, runtime.SyncHooks{}); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[pleg.EventType]bool{}

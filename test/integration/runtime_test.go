@@ -109,7 +109,7 @@ func syncUntil(t *testing.T, rt *runtime.Runtime, pod *corev1.Pod, what string, 
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s; status: %s", what, describe(st))
 		}
-		if _, err := rt.SyncPod(ctx, pod, nil, st); err != nil && !errors.Is(err, runtime.ErrCrashLoopBackOff) {
+		if _, err := rt.SyncPod(ctx, pod, nil, st, runtime.SyncHooks{}); err != nil && !errors.Is(err, runtime.ErrCrashLoopBackOff) {
 			t.Fatalf("SyncPod: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -178,7 +178,7 @@ func TestRuntimeSyncPod(t *testing.T) {
 				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
 			killAtEnd(t, rt, pod)
 
-			res, err := rt.SyncPod(ctx, pod, nil, nil)
+			res, err := rt.SyncPod(ctx, pod, nil, nil, runtime.SyncHooks{})
 			if err != nil {
 				t.Fatalf("SyncPod: %v (actions %+v)", err, res.Actions)
 			}
