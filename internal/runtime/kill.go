@@ -94,8 +94,12 @@ type stopOptions struct {
 	remove bool
 	// pod, if known, says which containers are sidecars, to stop last.
 	pod *corev1.Pod
-	// preStop runs the sidecars' preStop hooks.
-	preStop PreStopHook
+	// preStop runs the sidecars' preStop hooks, and the other containers'
+	// too with appHooks: a sync that stops the pod (its sandbox lost) runs
+	// them all; the agent's termination runs the app containers' itself,
+	// before it stops the pod.
+	preStop  PreStopHook
+	appHooks bool
 }
 
 // stopPod stops everything of the pod the runtime holds.
@@ -111,7 +115,7 @@ func (r *Runtime) stopPod(ctx context.Context, uid types.UID, opts stopOptions) 
 	var kills []killStep
 	for _, c := range containers {
 		if c.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
-			kills = append(kills, killStep{ID: c.GetId(), Name: c.GetMetadata().GetName()})
+			kills = append(kills, killStep{ID: c.GetId(), Name: c.GetMetadata().GetName(), PreStop: opts.appHooks})
 		}
 	}
 	errs := r.stopInOrder(ctx, opts.pod, kills, grace, opts.preStop)
@@ -167,7 +171,12 @@ func (r *Runtime) stopInOrder(ctx context.Context, pod *corev1.Pod, kills []kill
 			first = append(first, k)
 		}
 	}
-	errs := r.stopContainers(ctx, first, grace)
+	var errs []error
+	if pod != nil {
+		errs = r.stopReplaced(ctx, pod, first, grace, nil, preStop)
+	} else {
+		errs = r.stopContainers(ctx, first, grace)
+	}
 	slices.SortStableFunc(last, func(a, b killStep) int { return sidecars[b.Name] - sidecars[a.Name] })
 	for _, k := range last {
 		left := max(int64(math.Floor(deadline.Sub(r.clock.Now()).Seconds())), 0)

@@ -64,8 +64,9 @@ type SyncHooks struct {
 	// init container, whose successors need it.
 	PostStart func(ctx context.Context, c *corev1.Container, containerID string, podIPs []string) error
 	// PreStop runs the preStop hook of a running container the sync
-	// replaces because its spec changed, and of each sidecar the sync stops
-	// once the pod has finished.
+	// replaces because its spec changed, of each container the sync stops
+	// because the pod's sandbox is lost, and of each sidecar it stops once
+	// the pod has finished.
 	PreStop PreStopHook
 }
 
@@ -105,7 +106,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			reason = p.DoneReason
 		}
 		log.V(1).Info("stopping pod", "reason", reason)
-		err := r.stopPod(ctx, pod.UID, stopOptions{grace: podtypes.GracePeriod(pod), pod: pod, preStop: hooks.PreStop})
+		err := r.stopPod(ctx, pod.UID, stopOptions{grace: podtypes.GracePeriod(pod), pod: pod, preStop: hooks.PreStop, appHooks: true})
 		res.add(Action{Kind: ActionKillPod, Reason: reason, Err: err})
 		if err != nil {
 			return res, err

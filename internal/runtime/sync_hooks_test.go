@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 func withPostStart(names ...string) func(*corev1.Pod) {
@@ -155,5 +156,40 @@ func TestSyncPodStopsSidecarsOfAFinishedPod(t *testing.T) {
 	want := []string{"preStop s1", "StopContainer", "preStop s0", "StopContainer", "StopPodSandbox"}
 	if !res.Terminal || !cmp.Equal(story, want) {
 		t.Errorf("terminal %v, calls %v; want terminal and %v", res.Terminal, story, want)
+	}
+}
+
+// TestSyncPodRunsPreStopBeforeALostSandboxsStop: a sync that stops the pod
+// because its sandbox is lost runs the running containers' preStop hooks
+// before their stop, within the pod's grace period.
+func TestSyncPodRunsPreStopBeforeALostSandboxsStop(t *testing.T) {
+	w := newWorld(t)
+	pod := newPod(func(p *corev1.Pod) {
+		p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}
+	})
+	w.mustSync(pod)
+	old := w.containerID("u1", "app")
+	w.cri.Lock()
+	for _, sb := range w.cri.Sandboxes {
+		sb.State = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	}
+	w.cri.Unlock()
+	var story []string
+	w.hooks.PreStop = func(_ context.Context, c *corev1.Container, id string, _ []string, grace int64) int64 {
+		story = append(story, w.calls()...)
+		story = append(story, "preStop "+c.Name)
+		if id != old || grace != 5 {
+			t.Errorf("preStop of %s (%s) with grace %d, want %s and 5", c.Name, id, grace, old)
+		}
+		return 4
+	}
+	w.calls()
+	w.mustSync(pod)
+	story = append(story, w.calls()...)
+	if want := []string{"preStop app", "StopContainer", "StopPodSandbox", "RunPodSandbox", "CreateContainer", "StartContainer"}; !cmp.Equal(story, want) {
+		t.Errorf("calls = %v, want %v", story, want)
+	}
+	if got := w.cri.stops[old]; got != 4 {
+		t.Errorf("the container stopped with timeout %d, want the 4 s the hook left", got)
 	}
 }
