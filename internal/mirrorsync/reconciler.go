@@ -22,14 +22,9 @@ import (
 
 // The defaults of Options.
 const (
-	DefaultResyncInterval = 10 * time.Second
 	// A created mirror the watch has not shown after this long is taken
 	// for lost, and created again.
 	DefaultCreateExpiry = 5 * time.Second
-	// Retries back off from the first to the last delay.
-	firstRetry = 100 * time.Millisecond
-	lastRetry  = 5 * time.Second
-	workers    = 4
 	// mirrorsUnseenRetry is how soon a create held back until the
 	// apiserver's mirrors are known is looked at again.
 	mirrorsUnseenRetry = 250 * time.Millisecond
@@ -110,7 +105,7 @@ func New(opts Options) (*Reconciler, error) {
 		return nil, errors.New("mirrorsync: Options.Pods and SourcesReady are required")
 	}
 	if opts.ResyncInterval <= 0 {
-		opts.ResyncInterval = DefaultResyncInterval
+		opts.ResyncInterval = workqueuerun.DefaultResyncInterval
 	}
 	if opts.MirrorsSeen == nil {
 		opts.MirrorsSeen = func() bool { return true }
@@ -125,11 +120,9 @@ func New(opts Options) (*Reconciler, error) {
 		opts.Clock = clock.RealClock{}
 	}
 	return &Reconciler{
-		opts: opts,
-		log:  opts.Logger.WithName("mirror-pods"),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](firstRetry, lastRetry),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "mirror_pods", Clock: opts.Clock}),
+		opts:  opts,
+		log:   opts.Logger.WithName("mirror-pods"),
+		queue: workqueuerun.NewQueue[string]("mirror_pods", opts.Clock),
 		names: map[string]*nameState{},
 	}, nil
 }
@@ -152,7 +145,7 @@ func (r *Reconciler) MirrorGone(fullName string, uid types.UID) {
 // Run reconciles with client until ctx ends.
 func (r *Reconciler) Run(ctx context.Context, client Client) error {
 	workqueuerun.Run(ctx, workqueuerun.Loop[string]{
-		Queue: r.queue, Workers: workers, Resync: r.EnqueueAll, ResyncInterval: r.opts.ResyncInterval, Clock: r.opts.Clock,
+		Queue: r.queue, Workers: workqueuerun.DefaultWorkers, Resync: r.EnqueueAll, ResyncInterval: r.opts.ResyncInterval, Clock: r.opts.Clock,
 		Sync: func(ctx context.Context, name string) (time.Duration, error) {
 			again, err := r.reconcile(ctx, client, name)
 			r.noteFailure(name, err)

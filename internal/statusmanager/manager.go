@@ -26,14 +26,10 @@ import (
 
 // The defaults of Options.
 const (
-	DefaultResyncInterval = 10 * time.Second
 	// A watch that shows another version than the one written, this soon
 	// after the write, is taken to lag behind it rather than to show
 	// someone else's write.
 	defaultWatchLag = 2 * time.Second
-	firstRetry      = 100 * time.Millisecond
-	lastRetry       = 5 * time.Second
-	workers         = 4
 )
 
 // Options configure a Manager. Pods and Statuses are required.
@@ -76,7 +72,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, errors.New("statusmanager: Options.Pods and Statuses are required")
 	}
 	if opts.ResyncInterval <= 0 {
-		opts.ResyncInterval = DefaultResyncInterval
+		opts.ResyncInterval = workqueuerun.DefaultResyncInterval
 	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
@@ -88,11 +84,9 @@ func New(opts Options) (*Manager, error) {
 		opts.Metrics = NewMetrics()
 	}
 	return &Manager{
-		opts: opts,
-		log:  opts.Logger.WithName("status-manager"),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[types.UID](firstRetry, lastRetry),
-			workqueue.TypedRateLimitingQueueConfig[types.UID]{Name: "pod_status", Clock: opts.Clock}),
+		opts:    opts,
+		log:     opts.Logger.WithName("status-manager"),
+		queue:   workqueuerun.NewQueue[types.UID]("pod_status", opts.Clock),
 		written: map[types.UID]writtenStatus{},
 	}, nil
 }
@@ -104,7 +98,7 @@ func (m *Manager) Enqueue(uid types.UID) { m.queue.Add(uid) }
 // Run writes statuses with client until ctx ends.
 func (m *Manager) Run(ctx context.Context, client corev1client.PodsGetter) error {
 	workqueuerun.Run(ctx, workqueuerun.Loop[types.UID]{
-		Queue: m.queue, Workers: workers, Resync: m.resync, ResyncInterval: m.opts.ResyncInterval, Clock: m.opts.Clock,
+		Queue: m.queue, Workers: workqueuerun.DefaultWorkers, Resync: m.resync, ResyncInterval: m.opts.ResyncInterval, Clock: m.opts.Clock,
 		Sync: func(ctx context.Context, uid types.UID) (time.Duration, error) {
 			return 0, m.sync(ctx, client, uid)
 		},

@@ -9,6 +9,24 @@ import (
 	"k8s.io/utils/clock"
 )
 
+// The agent's loops share these: a failed key is retried after 100 ms,
+// doubling to 5 s, so that all converge within seconds of the apiserver's
+// return; every key is looked at again every 10 s; 4 workers.
+const (
+	firstRetry            = 100 * time.Millisecond
+	lastRetry             = 5 * time.Second
+	DefaultResyncInterval = 10 * time.Second
+	DefaultWorkers        = 4
+)
+
+// NewQueue returns a rate-limited work queue with the agent's retry
+// bounds; name labels its metrics.
+func NewQueue[T comparable](name string, clk clock.WithTicker) workqueue.TypedRateLimitingInterface[T] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[T](firstRetry, lastRetry),
+		workqueue.TypedRateLimitingQueueConfig[T]{Name: name, Clock: clk})
+}
+
 // Loop is one queue's workers and resync.
 type Loop[T comparable] struct {
 	Queue   workqueue.TypedRateLimitingInterface[T]
