@@ -10,11 +10,12 @@ import (
 )
 
 // The agent's loops share these: a failed key is retried after 100 ms,
-// doubling to 5 s, so that all converge within seconds of the apiserver's
-// return; every key is looked at again every 10 s; 4 workers.
+// doubling to 2 s, so that all converge within seconds of the apiserver's
+// return (only keys with work pending are retried, so an outage costs
+// little); every key is looked at again every 10 s; 4 workers.
 const (
 	firstRetry            = 100 * time.Millisecond
-	lastRetry             = 5 * time.Second
+	lastRetry             = 2 * time.Second
 	DefaultResyncInterval = 10 * time.Second
 	DefaultWorkers        = 4
 )
