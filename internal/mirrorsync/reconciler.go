@@ -28,6 +28,9 @@ const (
 	// mirrorsUnseenRetry is how soon a create held back until the
 	// apiserver's mirrors are known is looked at again.
 	mirrorsUnseenRetry = 250 * time.Millisecond
+	// undeletedRetry is how soon a name whose delete deleted nothing is
+	// looked at again.
+	undeletedRetry = 500 * time.Millisecond
 )
 
 // EventReasonNotMirrorable is the reason of the Node event that says a
@@ -189,14 +192,14 @@ func (r *Reconciler) reconcile(ctx context.Context, client Client, name string) 
 		if !r.opts.SourcesReady() {
 			return 0, nil // the next resync looks again
 		}
-		return 0, r.delete(ctx, client, existing, "its static pod is gone")
+		return r.delete(ctx, client, existing, "its static pod is gone")
 	}
 
 	hash := podtypes.ConfigHash(static)
 	if err := mirror.CheckMirrorable(static); err != nil {
 		r.refuse(name, hash, err)
 		if hasMirror {
-			return 0, r.delete(ctx, client, existing, "its static pod cannot be mirrored any more")
+			return r.delete(ctx, client, existing, "its static pod cannot be mirrored any more")
 		}
 		return 0, nil
 	}
@@ -211,8 +214,8 @@ func (r *Reconciler) reconcile(ctx context.Context, client Client, name string) 
 		if existing.DeletionTimestamp != nil {
 			why = "it is being deleted"
 		}
-		if err := r.delete(ctx, client, existing, why); err != nil {
-			return 0, err
+		if again, err := r.delete(ctx, client, existing, why); err != nil || again > 0 {
+			return again, err
 		}
 		// Deleted at once (grace 0): create the new one now, not after
 		// the watch has shown the deletion.
@@ -231,16 +234,22 @@ func (r *Reconciler) reconcile(ctx context.Context, client Client, name string) 
 	return 0, nil
 }
 
-func (r *Reconciler) delete(ctx context.Context, client Client, m *corev1.Pod, why string) error {
+// delete deletes the mirror m by its UID. A delete that deleted nothing
+// (the pod was gone, or held another UID, or the apiserver, just back,
+// answered a conflict) proves nothing about what the apiserver holds: the
+// name is looked at again once the watch may have caught up, rather than
+// taken for done.
+func (r *Reconciler) delete(ctx context.Context, client Client, m *corev1.Pod, why string) (time.Duration, error) {
 	uid := m.UID
 	deleted, err := client.Delete(ctx, podtypes.PodFullName(m), &uid)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if deleted {
-		r.log.Info("Deleted mirror pod", "pod", podtypes.PodFullName(m), "mirrorUID", uid, "reason", why)
+	if !deleted {
+		return undeletedRetry, nil
 	}
-	return nil
+	r.log.Info("Deleted mirror pod", "pod", podtypes.PodFullName(m), "mirrorUID", uid, "reason", why)
+	return 0, nil
 }
 
 func (r *Reconciler) state(name string) *nameState {

@@ -28,7 +28,7 @@ type fakeClient struct {
 	mu        sync.Mutex
 	calls     []string
 	createErr error
-	deleted   bool
+	noDelete  bool
 	next      int
 }
 
@@ -49,7 +49,7 @@ func (c *fakeClient) Delete(_ context.Context, fullName string, uid *types.UID) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, fmt.Sprintf("delete %s uid=%s", fullName, *uid))
-	return !c.deleted, nil
+	return !c.noDelete, nil
 }
 
 func (c *fakeClient) take() []string {
@@ -262,5 +262,24 @@ func TestRunReconcilesEverythingAndEndsWithItsContext(t *testing.T) {
 		if !got[c] {
 			t.Errorf("missing %q; got %v", c, got)
 		}
+	}
+}
+
+// A delete that deleted nothing (a conflict from an apiserver just back,
+// say) is not taken for done: no create follows, and the name is looked
+// at again soon.
+func TestADeleteThatDeletedNothingIsLookedAtAgain(t *testing.T) {
+	f := newFixture(t)
+	web := static("web", "h1")
+	f.pods.AddPod(web)
+	f.pods.AddPod(mirrorOf(static("web", "h0"), "old"))
+	f.client.noDelete = true
+	calls, wait := f.step(t, "web_ns")
+	if !same(calls, "delete web_ns uid=old") || wait <= 0 {
+		t.Fatalf("got %v and look again in %v; want one delete, no create, and a look again", calls, wait)
+	}
+	f.pods.AddPod(mirrorOf(static("gone", "hg"), "mg"))
+	if calls, wait := f.step(t, "gone_ns"); !same(calls, "delete gone_ns uid=mg") || wait <= 0 {
+		t.Fatalf("orphan: got %v and look again in %v; want a delete and a look again", calls, wait)
 	}
 }
