@@ -206,7 +206,7 @@ func (r *Reconciler) reconcile(ctx context.Context, client Client, name string) 
 	r.clearRefusal(name)
 
 	if hasMirror {
-		if existing.DeletionTimestamp == nil && podmanager.IsMirrorPodOf(existing, static) {
+		if podmanager.IsCurrentMirrorOf(existing, static) {
 			r.forgetCreated(name)
 			return 0, nil
 		}
@@ -355,7 +355,7 @@ func (r *Reconciler) Mirror(static *corev1.Pod) State {
 	var s State
 	if m, ok := r.opts.Pods.MirrorPodByPod(static); ok {
 		s.UID = m.UID
-		s.Synced = m.DeletionTimestamp == nil && podmanager.IsMirrorPodOf(m, static)
+		s.Synced = podmanager.IsCurrentMirrorOf(m, static)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -195,7 +195,7 @@ func (m *Manager) target(pod *corev1.Pod) (*corev1.Pod, bool) {
 		return current, true
 	}
 	mirror, ok := m.opts.Pods.MirrorPodByPod(current)
-	if !ok || mirror.DeletionTimestamp != nil || !podmanager.IsMirrorPodOf(mirror, current) {
+	if !ok || !podmanager.IsCurrentMirrorOf(mirror, current) {
 		return nil, false
 	}
 	return mirror, true

@@ -291,3 +291,23 @@ func TestIsMirrorPodOf(t *testing.T) {
 		}
 	}
 }
+
+func TestIsCurrentMirrorOf(t *testing.T) {
+	static := staticPod("s1", "kube-system", "etcd-n1", "h1")
+	current := mirrorPod("m1", "kube-system", "etcd-n1", "h1")
+	deleting := current.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{}
+	for _, tt := range []struct {
+		name   string
+		mirror *corev1.Pod
+		want   bool
+	}{
+		{"this version", current, true},
+		{"this version, being deleted", deleting, false},
+		{"outdated hash", mirrorPod("m1", "kube-system", "etcd-n1", "h0"), false},
+	} {
+		if got := IsCurrentMirrorOf(tt.mirror, static); got != tt.want {
+			t.Errorf("%s: IsCurrentMirrorOf = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -56,3 +56,10 @@ func IsMirrorPodOf(mirror, pod *corev1.Pod) bool {
 	hash, ok := podtypes.MirrorHash(mirror)
 	return ok && hash == podtypes.ConfigHash(pod)
 }
+
+// IsCurrentMirrorOf reports whether mirror is the mirror of this version of
+// pod and is not being deleted: the one that stays, and carries the pod's
+// status.
+func IsCurrentMirrorOf(mirror, pod *corev1.Pod) bool {
+	return mirror.DeletionTimestamp == nil && IsMirrorPodOf(mirror, pod)
+}
