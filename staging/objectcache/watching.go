@@ -50,6 +50,11 @@ type WatchingOptions struct {
 	// Metrics receives active watches, Gets, hits, misses and propagation
 	// delays. Default: none.
 	Metrics *Metrics
+	// OnChange, if set, is called after a watched object was created,
+	// changed or deleted, once Get returns its new state, so that the pods
+	// using it can be synced at once instead of at their next resync. It
+	// is called from the object's watch goroutine and must not block.
+	OnChange func(namespace, name string)
 }
 
 func (o WatchingOptions) withDefaults() (WatchingOptions, error) {

@@ -3,6 +3,7 @@ package objectcache
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,7 +107,18 @@ func TestWatchingImmutableObjectIsReadOnceAndNeverWatched(t *testing.T) {
 
 func TestWatchingFollowsUpdatesDeletesAndCreates(t *testing.T) {
 	api := newFakeAPI(configMap("a", "1", "v1"))
-	m := startWatching(t, ConfigMaps(), api, newClock(), WatchingOptions{})
+	var mu sync.Mutex
+	changes := map[string]int{}
+	changed := func(name string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return changes[name]
+	}
+	m := startWatching(t, ConfigMaps(), api, newClock(), WatchingOptions{OnChange: func(namespace, name string) {
+		mu.Lock()
+		defer mu.Unlock()
+		changes[namespace+"/"+name]++
+	}})
 	m.RegisterPod(podWithConfigMaps("p", "a", "missing"))
 
 	if got := mustGet(t, m.Get, "a"); got.Data["k"] != "v1" {
@@ -129,11 +141,19 @@ func TestWatchingFollowsUpdatesDeletesAndCreates(t *testing.T) {
 		got, err := m.Get(context.Background(), ns, "missing")
 		return err == nil && got.Data["k"] == "here"
 	}, "the creation of missing")
+	// The first list of each is no change; the update, the creation and
+	// the deletion are one each, and the other object none.
+	eventually(t, func() bool { return changed(ns+"/a") == 1 && changed(ns+"/missing") == 1 },
+		"OnChange once for the update of a and once for the creation of missing")
 	wa.Delete(configMap("a", "5", "v2"))
 	eventually(t, func() bool {
 		_, err := m.Get(context.Background(), ns, "a")
 		return apierrors.IsNotFound(err)
 	}, "the deletion of a")
+	eventually(t, func() bool { return changed(ns+"/a") == 2 }, "OnChange for the deletion of a")
+	if n := changed(ns + "/other"); n != 0 {
+		t.Errorf("OnChange for an object not watched: %d calls", n)
+	}
 }
 
 func TestWatchingStopsIdleWatchesUntilReadAgain(t *testing.T) {

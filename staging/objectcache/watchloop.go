@@ -141,6 +141,15 @@ func (s *watchStore[T]) watch(ctx context.Context, it *watchItem[T], rv string) 
 // immutable, in which case the state is kept and never watched again.
 func (s *watchStore[T]) apply(ctx context.Context, it *watchItem[T], obj T, exists, fromWatch bool) (done bool) {
 	now := s.opts.Clock.Now()
+	changed := false
+	if s.opts.OnChange != nil {
+		// Deferred before the unlock, so it runs after it.
+		defer func() {
+			if changed {
+				s.opts.OnChange(it.key.namespace, it.key.name)
+			}
+		}()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ctx.Err() != nil {
@@ -150,6 +159,7 @@ func (s *watchStore[T]) apply(ctx context.Context, it *watchItem[T], obj T, exis
 		var zero T
 		obj = zero
 	}
+	changed = it.synced && (exists != it.exists || exists && it.obj.GetResourceVersion() != obj.GetResourceVersion())
 	if fromWatch && it.synced && exists && (!it.exists || it.obj.GetResourceVersion() != obj.GetResourceVersion()) {
 		s.metrics.observePropagation(obj, now)
 	}
