@@ -95,7 +95,8 @@ func New(opts Options) (*Agent, error) {
 	}
 	s := &syncer{
 		rt: a.adoption, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
-		timeline: a.timeline, events: a.events, hostIPs: opts.NodeIPs, desired: desired, clock: opts.Clock, log: log.WithName("syncer"),
+		timeline: a.timeline, events: a.events, hostIPs: opts.NodeIPs, desired: desired, finished: a.api.podFinished,
+		clock: opts.Clock, log: log.WithName("syncer"),
 		pods: map[types.UID]*podRecord{}, probes: a.prober,
 	}
 	a.workers, err = podworkers.New(podworkers.Options{
@@ -110,6 +111,7 @@ func New(opts Options) (*Agent, error) {
 		probeUpdates: a.prober.Updates(), probes: a.prober,
 		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval, ckpt: a.ckpt,
 		admission: a.admission, statuses: a.statuses, api: a.api, podEvents: a.events,
+		objects: opts.Objects, objectChanges: newObjectChanges(),
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
 		housekeeper: &housekeeper{
 			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,

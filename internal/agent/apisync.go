@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,11 @@ type apiSync struct {
 	pods     *podmanager.Manager
 	mirrors  *mirrorsync.Reconciler
 	statuses *statusmanager.Manager
+
+	mu sync.Mutex
+	// finished holds the API pods of which nothing runs any more and whose
+	// volumes are gone: once deleted, they may go from the apiserver.
+	finished map[types.UID]bool
 }
 
 // podChanged: a pod was added or changed, or its deletion requested.
@@ -38,7 +44,27 @@ func (s *apiSync) podChanged(pod *corev1.Pod) {
 		s.mirrorMoved(pod)
 	case podtypes.IsStaticPod(pod):
 		s.mirrors.Enqueue(podtypes.PodFullName(pod))
+	case pod.DeletionTimestamp != nil:
+		// Its deletion may be ended now, if it has finished already.
+		s.statuses.Enqueue(pod.UID)
 	}
+}
+
+// podFinished: nothing of the pod runs any more and its volumes are gone.
+func (s *apiSync) podFinished(pod *corev1.Pod) {
+	if s == nil || podtypes.IsStaticPod(pod) {
+		return
+	}
+	s.mu.Lock()
+	s.finished[pod.UID] = true
+	s.mu.Unlock()
+	s.statuses.Enqueue(pod.UID)
+}
+
+func (s *apiSync) isFinished(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.finished[uid]
 }
 
 // podRemoved: a source no longer has the pod.
@@ -52,6 +78,10 @@ func (s *apiSync) podRemoved(pod *corev1.Pod) {
 		s.mirrorMoved(pod)
 	case podtypes.IsStaticPod(pod):
 		s.mirrors.Enqueue(podtypes.PodFullName(pod))
+	default:
+		s.mu.Lock()
+		delete(s.finished, pod.UID)
+		s.mu.Unlock()
 	}
 }
 
@@ -84,13 +114,14 @@ func newAPISync(opts Options, pods *podmanager.Manager, statuses *status.Store) 
 			return nil, fmt.Errorf("status manager metrics: %w", err)
 		}
 	}
-	writer, err := statusmanager.New(statusmanager.Options{
-		Pods: pods, Statuses: statuses, Metrics: sm, Logger: opts.Logger, Clock: opts.Clock,
+	s := &apiSync{pods: pods, mirrors: mirrors, finished: map[types.UID]bool{}}
+	s.statuses, err = statusmanager.New(statusmanager.Options{
+		Pods: pods, Statuses: statuses, Finished: s.isFinished, Metrics: sm, Logger: opts.Logger, Clock: opts.Clock,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &apiSync{pods: pods, mirrors: mirrors, statuses: writer}, nil
+	return s, nil
 }
 
 // Connection is what the agent needs to keep the apiserver current.

@@ -36,7 +36,7 @@ func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 		}
 	case podtypes.DELETE:
 		for _, pod := range u.Pods {
-			if l.admission.drop(pod.UID) {
+			if l.admission.drop(pod.UID) && !isAPIPod(pod) {
 				continue // it never ran
 			}
 			l.pods.UpdatePod(pod)
@@ -66,8 +66,8 @@ func (l *syncLoop) change(pod *corev1.Pod) { l.upsert(pod, podworkers.Update) }
 // requested is killed instead.
 func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 	if !podtypes.IsMirrorPod(pod) {
-		if pod.DeletionTimestamp != nil && l.admission.drop(pod.UID) {
-			return // deleted before it ever ran
+		if pod.DeletionTimestamp != nil && l.admission.drop(pod.UID) && !isAPIPod(pod) {
+			return // deleted before it ever ran (an API pod goes on, to be deleted from the apiserver)
 		}
 		if pod.DeletionTimestamp == nil && !l.admit(pod) {
 			return
@@ -79,8 +79,20 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 	if podtypes.IsMirrorPod(pod) {
 		return // the apiserver's view only: apiSync keeps it
 	}
+	if isAPIPod(pod) && l.objects != nil {
+		l.objects.RegisterPod(pod)
+	}
 	if pod.DeletionTimestamp != nil {
 		l.kill(pod)
+		return
+	}
+	if isAPIPod(pod) && isTerminal(pod.Status.Phase) && l.statuses.Status(pod.UID) == nil {
+		// It ended before (under an earlier run of the agent, or another
+		// node's): it never runs again, and its status stays as it is.
+		l.statuses.Set(pod, pod.Status)
+		final := pod.Status
+		keep := func(st *corev1.PodStatus) { st.Phase, st.Reason, st.Message = final.Phase, final.Reason, final.Message }
+		l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: &podworkers.KillPodOptions{MayBeRunning: true, StatusFunc: keep}})
 		return
 	}
 	if final := l.ckpt.finalStatus(pod.UID); final != nil {
@@ -104,22 +116,45 @@ func (l *syncLoop) remove(pod *corev1.Pod) {
 	if podtypes.IsMirrorPod(pod) {
 		return
 	}
+	if isAPIPod(pod) {
+		if l.objects != nil {
+			l.objects.UnregisterPod(pod)
+		}
+		// Gone from the apiserver before this agent deleted it: it was
+		// force-deleted, and stops at once.
+		noGrace := int64(0)
+		l.killWith(pod, &noGrace)
+		return
+	}
 	// A completed pod has nothing left to terminate: forget it now, so
 	// that its manifest put back runs it afresh, as any re-added pod.
 	l.ckpt.forgetCompleted(pod.UID)
 	l.kill(pod)
 }
 
+// isAPIPod reports whether the pod came from the apiserver to run here
+// (not a static pod, nor a mirror).
+func isAPIPod(pod *corev1.Pod) bool {
+	return !podtypes.IsStaticPod(pod) && !podtypes.IsMirrorPod(pod)
+}
+
+func isTerminal(phase corev1.PodPhase) bool {
+	return phase == corev1.PodSucceeded || phase == corev1.PodFailed
+}
+
 // kill stops the pod; the workers take the shortest of the grace period in
 // force, the pod's deletion grace period and its spec's.
-func (l *syncLoop) kill(pod *corev1.Pod) {
+func (l *syncLoop) kill(pod *corev1.Pod) { l.killWith(pod, pod.DeletionGracePeriodSeconds) }
+
+// killWith stops the pod, giving it at most grace seconds, if not nil.
+func (l *syncLoop) killWith(pod *corev1.Pod, grace *int64) {
 	if l.ckpt.wasRestored(pod.UID) {
 		// A restored pod may be running from before the restart, though its
 		// worker has not started it yet: say so first, or the workers would
 		// take a static pod killed before it started for one that never ran.
 		l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, RuntimePod: &podworkers.RuntimePod{UID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}})
 	}
-	opts := &podworkers.KillPodOptions{GracePeriodOverride: pod.DeletionGracePeriodSeconds}
+	opts := &podworkers.KillPodOptions{GracePeriodOverride: grace}
 	l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: opts})
 }
 

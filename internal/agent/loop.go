@@ -30,6 +30,9 @@ type syncLoop struct {
 	housekeeper  *housekeeper
 	ckpt         *checkpointer
 	admission    *portAdmission
+	// objects is nil in standalone mode.
+	objects       PodObjects
+	objectChanges *objectChanges
 	statuses     *status.Store
 	api          *apiSync
 	podEvents    *podEvents
@@ -66,6 +69,8 @@ func (l *syncLoop) run(ctx context.Context) error {
 			l.handleEvent(e)
 		case u := <-l.probeUpdates:
 			l.probeChanged(u)
+		case <-l.objectChanges.signal:
+			l.syncObjectUsers(l.objectChanges.take())
 		case <-due.C():
 			l.syncDue()
 		case <-hk.C():

@@ -104,6 +104,9 @@ type Options struct {
 	Connected   bool
 	MirrorsSeen func() bool
 	Recorder    record.EventRecorder
+	// Objects, in connected mode, is told which API pods exist, so that
+	// what they reference is read for them (see ObjectChanged).
+	Objects PodObjects
 	// Registry receives the agent's metrics; nil registers none.
 	Registry metrics.KubeRegistry
 	Logger   logr.Logger

@@ -51,6 +51,8 @@ type syncer struct {
 	hostIPs []string
 	// desired reports whether a source still wants the pod.
 	desired func(types.UID) bool
+	// finished is told of each pod SyncTerminatedPod has cleaned up.
+	finished func(*corev1.Pod)
 	clock   clock.PassiveClock
 	log     logr.Logger
 	probes  probeSet

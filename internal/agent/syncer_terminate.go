@@ -110,6 +110,7 @@ func (s *syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 	if err := s.vols.Cleanup(uid); err != nil {
 		return s.failed(uid, err)
 	}
+	s.finished(pod)
 	if !s.desired(uid) {
 		if err := removePodArtifacts(s.rt, s.statuses, pod); err != nil {
 			return s.failed(uid, err)

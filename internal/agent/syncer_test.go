@@ -35,7 +35,7 @@ func TestSyncPodStoresItsFreshStatusInTheCache(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Now())
 	s := &syncer{
 		rt: rt, vols: vols, cache: cache, statuses: status.NewStore(nil, nil), timeline: timeline.New(0),
-		desired: func(types.UID) bool { return true }, clock: clk,
+		desired: func(types.UID) bool { return true }, finished: func(*corev1.Pod) {}, clock: clk,
 		log: testr.New(t), pods: map[types.UID]*podRecord{},
 	}
 	pod := staticPod("web", "busybox", corev1.RestartPolicyAlways)

@@ -41,7 +41,12 @@ type Options struct {
 	// ResyncInterval is how often every status is compared with what the
 	// watch shows.
 	ResyncInterval time.Duration
-	Metrics        *Metrics
+	// Finished reports whether nothing of the pod runs any more and its
+	// volumes are gone. An API pod whose deletion was requested is deleted
+	// from the apiserver (grace 0, UID precondition) once it is finished
+	// and its final status written. Nil: never.
+	Finished func(types.UID) bool
+	Metrics  *Metrics
 	Logger         logr.Logger
 	Clock          clock.WithTicker
 }
@@ -135,7 +140,7 @@ func (m *Manager) sync(ctx context.Context, client corev1client.PodsGetter, uid 
 	want := normalize(e.Status)
 	base := m.base(uid, target)
 	if equal(base, want) {
-		return nil
+		return m.deleteFinished(ctx, client, uid, target)
 	}
 	patch, err := uidpatch.TwoWay(&corev1.Pod{Status: *base}, &corev1.Pod{Status: *want}, target.UID)
 	if err != nil {
@@ -155,7 +160,30 @@ func (m *Manager) sync(ctx context.Context, client corev1client.PodsGetter, uid 
 	m.mu.Lock()
 	m.written[uid] = writtenStatus{target: target.UID, rv: patched.ResourceVersion, status: *want, at: m.opts.Clock.Now()}
 	m.mu.Unlock()
-	return nil
+	return m.deleteFinished(ctx, client, uid, target)
+}
+
+// deleteFinished ends the graceful deletion of an API pod: once the agent
+// has stopped it, removed its volumes and written its final status, the
+// object goes, with grace 0 and a precondition on the UID that ran.
+func (m *Manager) deleteFinished(ctx context.Context, client corev1client.PodsGetter, uid types.UID, target *corev1.Pod) error {
+	if target.DeletionTimestamp == nil || podtypes.IsMirrorPod(target) || target.UID != uid ||
+		m.opts.Finished == nil || !m.opts.Finished(uid) {
+		return nil
+	}
+	grace := int64(0)
+	err := client.Pods(target.Namespace).Delete(ctx, target.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: &grace, Preconditions: &metav1.Preconditions{UID: &uid},
+	})
+	m.opts.Metrics.observeDelete(err)
+	switch {
+	case err == nil:
+		m.log.V(2).Info("Deleted a pod that has finished terminating", "pod", podtypes.PodFullName(target), "podUID", uid)
+		return nil
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		return nil // gone already, or another pod of that name now
+	}
+	return fmt.Errorf("deleting pod %s: %w", podtypes.PodFullName(target), err)
 }
 
 // base is the status the target holds, as far as the manager knows: what

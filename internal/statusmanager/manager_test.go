@@ -241,3 +241,79 @@ func TestRunWritesQueuedStatusesAndEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func apiPod(uid string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "ns", UID: types.UID(uid), ResourceVersion: "7"},
+		Spec:       corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "c", Image: "img"}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+}
+
+func TestDeletesAFinishedAPIPodOnceItsFinalStatusIsWritten(t *testing.T) {
+	pod := apiPod("u1")
+	now := metav1.NewTime(time.Unix(2000, 0))
+	grace := int64(30)
+	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &now, &grace
+	f := newFixture(t, pod)
+	finished := map[types.UID]bool{}
+	f.m.opts.Finished = func(uid types.UID) bool { return finished[uid] }
+	var deletes []k8stesting.DeleteActionImpl
+	f.client.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		deletes = append(deletes, a.(k8stesting.DeleteActionImpl))
+		return false, nil, nil
+	})
+	f.pods.AddPod(pod)
+	final := corev1.PodStatus{Phase: corev1.PodFailed, QOSClass: corev1.PodQOSBestEffort}
+
+	// Still terminating: the status is written, the pod stays.
+	f.statuses.Set(pod, corev1.PodStatus{Phase: corev1.PodRunning, QOSClass: corev1.PodQOSBestEffort})
+	f.sync(t, pod.UID)
+	if len(deletes) != 0 {
+		t.Fatalf("deleted before it finished: %v", deletes)
+	}
+	// Finished, and the final status differs: written first, then deleted.
+	finished[pod.UID] = true
+	f.statuses.Set(pod, final)
+	f.sync(t, pod.UID)
+	if p := f.takePatches(); len(p) != 2 || p[1]["status"].(map[string]any)["phase"] != "Failed" {
+		t.Errorf("patches = %v, want the final status written before the deletion", p)
+	}
+	if len(deletes) != 1 {
+		t.Fatalf("%d deletes, want 1", len(deletes))
+	}
+	opts := deletes[0].DeleteOptions
+	if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds != 0 || opts.Preconditions == nil || *opts.Preconditions.UID != pod.UID {
+		t.Errorf("delete options = %+v, want grace 0 and the pod's UID as precondition", opts)
+	}
+	if _, err := f.client.CoreV1().Pods("ns").Get(context.Background(), "api", metav1.GetOptions{}); err == nil {
+		t.Error("the pod is still in the apiserver")
+	}
+	// Gone already (the watch has not said so yet): no error, no retry.
+	f.sync(t, pod.UID)
+}
+
+func TestNeverDeletesAPodNotBeingDeletedOrAMirror(t *testing.T) {
+	pod := apiPod("u2")
+	web := staticPod("h1")
+	m := mirrorOf(web, "mirror-1", "5")
+	now := metav1.NewTime(time.Unix(2000, 0))
+	m.DeletionTimestamp = &now
+	f := newFixture(t, pod, m)
+	f.m.opts.Finished = func(types.UID) bool { return true }
+	deletes := 0
+	f.client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		deletes++
+		return false, nil, nil
+	})
+	f.pods.AddPod(pod)
+	f.pods.AddPod(web)
+	f.pods.AddPod(m)
+	f.statuses.Set(pod, corev1.PodStatus{Phase: corev1.PodSucceeded, QOSClass: corev1.PodQOSBestEffort})
+	f.statuses.Set(web, corev1.PodStatus{Phase: corev1.PodSucceeded, QOSClass: corev1.PodQOSBestEffort})
+	f.sync(t, pod.UID)
+	f.sync(t, web.UID)
+	if deletes != 0 {
+		t.Fatalf("%d deletes of a pod whose deletion nobody asked for, or of a mirror", deletes)
+	}
+}

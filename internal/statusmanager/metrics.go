@@ -11,6 +11,7 @@ import (
 // inert.
 type Metrics struct {
 	writes   *metrics.CounterVec
+	deletes  *metrics.CounterVec
 	duration *metrics.Histogram
 }
 
@@ -20,6 +21,11 @@ func NewMetrics() *Metrics {
 		writes: metrics.NewCounterVec(&metrics.CounterOpts{
 			Namespace: "nodeagent", Subsystem: "status_manager", Name: "writes_total",
 			Help:           "Pod status patches sent to the apiserver, by result (ok, conflict, not_found, error).",
+			StabilityLevel: metrics.ALPHA,
+		}, []string{"result"}),
+		deletes: metrics.NewCounterVec(&metrics.CounterOpts{
+			Namespace: "nodeagent", Subsystem: "status_manager", Name: "deletes_total",
+			Help:           "Deletions of API pods that finished terminating, by result (ok, conflict, not_found, error).",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"result"}),
 		duration: metrics.NewHistogram(&metrics.HistogramOpts{
@@ -33,7 +39,7 @@ func NewMetrics() *Metrics {
 
 // Register registers the metrics.
 func (m *Metrics) Register(reg metrics.KubeRegistry) error {
-	for _, c := range []metrics.Registerable{m.writes, m.duration} {
+	for _, c := range []metrics.Registerable{m.writes, m.deletes, m.duration} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -42,15 +48,20 @@ func (m *Metrics) Register(reg metrics.KubeRegistry) error {
 }
 
 func (m *Metrics) observe(err error, took time.Duration) {
-	result := "ok"
+	m.writes.WithLabelValues(result(err)).Inc()
+	m.duration.Observe(took.Seconds())
+}
+
+func (m *Metrics) observeDelete(err error) { m.deletes.WithLabelValues(result(err)).Inc() }
+
+func result(err error) string {
 	switch {
 	case apierrors.IsConflict(err):
-		result = "conflict"
+		return "conflict"
 	case apierrors.IsNotFound(err):
-		result = "not_found"
+		return "not_found"
 	case err != nil:
-		result = "error"
+		return "error"
 	}
-	m.writes.WithLabelValues(result).Inc()
-	m.duration.Observe(took.Seconds())
+	return "ok"
 }
