@@ -33,14 +33,14 @@ type syncLoop struct {
 	// objects is nil in standalone mode.
 	objects       PodObjects
 	objectChanges *objectChanges
-	statuses     *status.Store
-	api          *apiSync
-	podEvents    *podEvents
-	timeline     *timeline.Log
-	clock        clock.WithTicker
-	due          time.Duration
-	housekeeping time.Duration
-	log          logr.Logger
+	statuses      *status.Store
+	api           *apiSync
+	podEvents     *podEvents
+	timeline      *timeline.Log
+	clock         clock.WithTicker
+	due           time.Duration
+	housekeeping  time.Duration
+	log           logr.Logger
 }
 
 // run loops until ctx ends. It kills nothing on its way out.

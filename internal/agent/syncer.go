@@ -53,9 +53,9 @@ type syncer struct {
 	desired func(types.UID) bool
 	// finished is told of each pod SyncTerminatedPod has cleaned up.
 	finished func(*corev1.Pod)
-	clock   clock.PassiveClock
-	log     logr.Logger
-	probes  probeSet
+	clock    clock.PassiveClock
+	log      logr.Logger
+	probes   probeSet
 
 	mu   sync.Mutex
 	pods map[types.UID]*podRecord

@@ -47,8 +47,8 @@ type Options struct {
 	// and its final status written. Nil: never.
 	Finished func(types.UID) bool
 	Metrics  *Metrics
-	Logger         logr.Logger
-	Clock          clock.WithTicker
+	Logger   logr.Logger
+	Clock    clock.WithTicker
 }
 
 // Manager writes pod statuses to the apiserver. Enqueue and Synced are
