@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/status"
 )
 
 // The reasons of the pod events, as the kubelet names them.
@@ -103,4 +104,13 @@ func (e *podEvents) stopping(pod *corev1.Pod, grace int64) {
 		return
 	}
 	e.rec.Eventf(e.ref(pod), corev1.EventTypeNormal, eventKilling, "Stopping the pod's containers (grace period %ds)", grace)
+}
+
+// failedMount says why the pod's volumes could not be set up; the
+// recorder folds repeats into one event with a count.
+func (e *podEvents) failedMount(pod *corev1.Pod, err error) {
+	if e == nil || e.rec == nil {
+		return
+	}
+	e.rec.Eventf(e.ref(pod), corev1.EventTypeWarning, status.ReasonFailedMount, "MountVolume.SetUp failed: %v", err)
 }

@@ -121,7 +121,12 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	}
 	mounts, err := s.vols.Setup(pod)
 	if err != nil {
-		s.store(pod, rs, nil, err, false, prev)
+		// The containers wait; the status and an event say for what.
+		s.statuses.Set(pod, status.Generate(status.Input{
+			Pod: pod, Runtime: rs, Err: err, VolumesErr: err, Previous: prev, Now: s.clock.Now(), HostIPs: s.hostIPs,
+			Probes: s.probeStatus(pod, rs),
+		}))
+		s.events.failedMount(pod, err)
 		return false, s.failed(uid, err)
 	}
 	rs = s.killUnhealthy(ctx, pod, rs)

@@ -17,16 +17,22 @@ const (
 	ReasonContainersNotInitialized = "ContainersNotInitialized"
 	ReasonContainersNotReady       = "ContainersNotReady"
 	ReasonPodCompleted             = "PodCompleted"
+	// ReasonFailedMount: the pod's volumes could not be set up.
+	ReasonFailedMount = "FailedMount"
 )
 
 // conditions computes the pod's conditions, in the kubelet's order. A
 // condition keeps its previous transition time while its status stays.
-func conditions(pod *corev1.Pod, rs *runtime.PodStatus, st, prev *corev1.PodStatus, now time.Time) []corev1.PodCondition {
+func conditions(pod *corev1.Pod, rs *runtime.PodStatus, st, prev *corev1.PodStatus, now time.Time, volumesErr error) []corev1.PodCondition {
 	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
 	notInit := notInitialized(pod, st.InitContainerStatuses)
 	ready, reason, message := readiness(pod, st)
+	var volReason, volMessage string
+	if volumesErr != nil {
+		volReason, volMessage = ReasonFailedMount, volumesErr.Error()
+	}
 	return []corev1.PodCondition{
-		condition(corev1.PodReadyToStartContainers, sandboxReady(rs) && !terminal, "", "", prev, now),
+		condition(corev1.PodReadyToStartContainers, sandboxReady(rs) && !terminal && volumesErr == nil, volReason, volMessage, prev, now),
 		condition(corev1.PodInitialized, len(notInit) == 0, ReasonContainersNotInitialized, unready("incomplete", notInit), prev, now),
 		condition(corev1.PodReady, ready, reason, message, prev, now),
 		condition(corev1.ContainersReady, ready, reason, message, prev, now),

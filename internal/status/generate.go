@@ -26,6 +26,10 @@ type Input struct {
 	// container (a sandbox that could not be created), containers that do
 	// not exist yet are reported waiting with that reason.
 	Err error
+	// VolumesErr says why the pod's volumes could not be set up (an object
+	// they need is missing, say): the PodReadyToStartContainers condition
+	// is false with reason FailedMount and this message.
+	VolumesErr error
 	// Terminal says the pod will run nothing more: it finished, or it was
 	// stopped for good. Its phase is then Succeeded or Failed.
 	Terminal bool
@@ -88,7 +92,7 @@ func Generate(in Input) corev1.PodStatus {
 	}
 	st.StartTime = start
 	st.QOSClass = qosClass(pod)
-	st.Conditions = conditions(pod, rs, &st, prev, in.Now)
+	st.Conditions = conditions(pod, rs, &st, prev, in.Now, in.VolumesErr)
 	st.Reason, st.Message = prev.Reason, prev.Message
 	return st
 }

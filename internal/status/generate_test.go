@@ -273,3 +273,29 @@ func TestGenerateDetails(t *testing.T) {
 		}
 	}
 }
+
+func TestGenerateVolumesNotReady(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, nil, "app")
+	rs := &runtime.PodStatus{ID: pod.UID, Sandboxes: readySandbox()}
+	cond := func(st corev1.PodStatus) corev1.PodCondition {
+		for _, c := range st.Conditions {
+			if c.Type == corev1.PodReadyToStartContainers {
+				return c
+			}
+		}
+		t.Fatal("no PodReadyToStartContainers condition")
+		return corev1.PodCondition{}
+	}
+	err := fmt.Errorf(`volume "cfg": configmap default/app-config: not found`)
+	waiting := Generate(Input{Pod: pod, Runtime: rs, Err: err, VolumesErr: err, Now: now})
+	if c := cond(waiting); c.Status != corev1.ConditionFalse || c.Reason != ReasonFailedMount || c.Message != err.Error() {
+		t.Errorf("condition = %+v, want False, %s, %q", c, ReasonFailedMount, err)
+	}
+	if waiting.Phase != corev1.PodPending {
+		t.Errorf("phase = %s, want Pending", waiting.Phase)
+	}
+	set := Generate(Input{Pod: pod, Runtime: rs, Previous: &waiting, Now: now.Add(time.Second)})
+	if c := cond(set); c.Status != corev1.ConditionTrue || c.Reason != "" || c.Message != "" {
+		t.Errorf("once the volumes are set up: condition = %+v, want True without reason", c)
+	}
+}
