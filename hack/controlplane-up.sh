@@ -264,9 +264,6 @@ start_apiserver() {
   # --endpoint-reconciler-type=none: the reconciler would publish the
   #   advertise address as the "kubernetes" Service's endpoint, which endpoint
   #   validation rejects for a loopback address; nothing here needs it.
-  # --disable-admission-plugins=ServiceAccount: it would give every pod the
-  #   default ServiceAccount and a projected token volume, which nodeagent
-  #   refuses (it serves no service accounts).
   # --service-cluster-ip-range: its built-in default is deprecated and logs a
   #   warning; this is that default (its first address is in the serving cert).
   # --allow-privileged=true: static pods (and so their mirror pods) are often
@@ -291,7 +288,6 @@ start_apiserver() {
     --enable-bootstrap-token-auth=true \
     --authorization-mode=Node,RBAC \
     --enable-admission-plugins=NodeRestriction \
-    --disable-admission-plugins=ServiceAccount \
     --endpoint-reconciler-type=none \
     --service-cluster-ip-range=10.0.0.0/24 \
     --allow-privileged=true \

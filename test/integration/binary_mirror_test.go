@@ -30,26 +30,10 @@ import (
 // until ok, or fails after timeout.
 func (h *agentHarness) waitMirror(name, what string, timeout time.Duration, ok func(*corev1.Pod) bool) *corev1.Pod {
 	h.t.Helper()
-	var last *corev1.Pod
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		p, err := env.AdminClient.CoreV1().Pods(metav1.NamespaceDefault).Get(ctx, h.podName(name), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			last = nil
-			return ok(nil), nil
-		}
-		if err != nil {
-			return false, nil
-		}
-		last = p
-		return ok(p), nil
-	})
-	if err != nil {
-		h.t.Fatalf("waiting for the mirror pod of %s: %s: %v\nlast seen: %s\n%s", name, what, err, describeMirror(last), h.log(30))
-	}
-	return last
+	return h.waitAPIPod(h.podName(name), "mirror pod: "+what, timeout, ok)
 }
 
-func describeMirror(p *corev1.Pod) string {
+func describeAPIPod(p *corev1.Pod) string {
 	if p == nil {
 		return "no mirror pod"
 	}

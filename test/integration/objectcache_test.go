@@ -96,6 +96,9 @@ func (f *ocFixture) pod(ctx context.Context, t testing.TB, pod *corev1.Pod) *cor
 	t.Helper()
 	pod.Name, pod.Namespace, pod.Spec.NodeName = f.name(pod.Name), metav1.NamespaceDefault, env.NodeName
 	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "main", Image: env.BusyboxImage})
+	// No token volume from the ServiceAccount admission: its
+	// kube-root-ca.crt would be one more object to count.
+	pod.Spec.AutomountServiceAccountToken = new(false)
 	created, err := f.admin.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
