@@ -27,6 +27,12 @@
 //     ephemeral-storage, then the other counted resources by name, each
 //     against node.Status.Allocatable less what the admitted pods request:
 //     OutOf<resource> (OutOfcpu, OutOfpods, OutOfexample.com/gpu, ...).
+//     A pod's request is the kubelet's: the larger of its init containers'
+//     peak and its app containers, sidecars counted in both, or its
+//     pod-level requests, plus its overhead. An extended resource
+//     (example.com/gpu) that the node does not list at all is not
+//     checked, as in the kubelet; a node without a "pods" entry takes no
+//     pod, and one without a cpu entry no pod that asks for cpu.
 //  6. nodeSelector and required node affinity: NodeAffinity.
 //  7. spec.nodeName set and not the node's name: NodeName (an empty
 //     nodeName passes, as in the kubelet).
@@ -58,6 +64,8 @@
 // admitted is the pods the agent runs or is starting, mirror pods
 // excluded (one found is skipped, as it would count its static pod
 // twice). Pods in phase Succeeded or Failed, and the pod itself (by UID),
-// are not counted. node should be the freshest Node the agent has: the
+// are not counted. A pod holds what its spec asks: nodeagent resizes no
+// pod in place, so the resources a kubelet's resize wrote into a status
+// are not read. node should be the freshest Node the agent has: the
 // kubelet fetches it again before refusing a pod for NodeAffinity alone.
 package admission

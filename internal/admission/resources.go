@@ -69,13 +69,10 @@ func fit(pod *corev1.Pod, node *corev1.Node, admitted []*corev1.Pod) Result {
 	// One map serves every pod's sum: PodRequests clears it first.
 	buf := corev1.ResourceList{}
 	for _, p := range others {
-		buf = resource.PodRequests(p, resource.PodResourcesOptions{
-			Reuse: buf,
-			// A resized pod holds the larger of what its spec asks and
-			// what it was given, as the kubelet counts it.
-			UseStatusResources: true,
-			InPlacePodLevelResourcesVerticalScalingEnabled: true,
-		})
+		// The spec alone: nodeagent resizes no pod in place, so what a
+		// pod's spec asks is what it was given (the kubelet also reads
+		// the resources a resize gave, from the status it wrote).
+		buf = resource.PodRequests(p, resource.PodResourcesOptions{Reuse: buf})
 		used.add(buf)
 	}
 
