@@ -1,8 +1,8 @@
 // Package admission decides, as the kubelet does before it starts a pod,
 // whether a pod may run on this node: a pure function of the pod, the
 // Node object and the pods already admitted, with the kubelet's reasons
-// and messages so that a refused pod's Failed status and event read as a
-// kubelet's would.
+// and messages (the OS ones also name both OSes) so that a refused pod's
+// Failed status and event read as a kubelet's would.
 //
 //	r := admission.Admit(pod, node, admitted)
 //	if r.Reason != "" {
@@ -46,8 +46,8 @@
 // Static pods, mirror pods and pods of priority 2000000000 or more
 // (system-cluster-critical, system-node-critical) are critical: a resource
 // shortfall never refuses them, while every other check does. The kubelet
-// would evict lesser pods to make room (or refuse the pod when even that
-// could not); nodeagent does not preempt, so a critical pod that does not
+// would evict lesser pods to make room, or refuse the pod with
+// UnexpectedAdmissionError when even that could not; nodeagent does not preempt, so a critical pod that does not
 // fit is admitted anyway and the node is overcommitted until pods end.
 //
 // # Left to others
