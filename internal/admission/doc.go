@@ -1,0 +1,71 @@
+// Package admission decides, as the kubelet does before it starts a pod,
+// whether a pod may run on this node: a pure function of the pod, the
+// Node object and the pods already admitted, with the kubelet's reasons
+// and messages (the OS ones also name both OSes) so that a refused pod's
+// Failed status and event read as a kubelet's would.
+//
+//	r := admission.Admit(pod, node, admitted)
+//	if r.Reason != "" {
+//		// write phase Failed with r.Reason and r.Message, and an event
+//	}
+//
+// # Checks, in the kubelet's order
+//
+// The first failing check decides (the kubelet's predicate admit handler,
+// pkg/kubelet/lifecycle/predicate.go, with the scheduler's AdmissionCheck
+// it calls):
+//
+//  1. No Node: InvalidNodeInfo.
+//  2. A pod label kubernetes.io/os other than the node's OS:
+//     PodOSSelectorNodeLabelDoesNotMatch. Like the kubelet, the node's OS
+//     is the agent's own (runtime.GOOS), whatever the Node's label says,
+//     and it is the pod's labels, not its nodeSelector, that are read.
+//  3. spec.os.name other than the node's OS: PodOSNotSupported.
+//  4. supplementalGroupsPolicy Strict on a node whose status does not
+//     declare the feature: SupplementalGroupsPolicyNotSupported.
+//  5. Resources (resources.go): the pod count, then cpu, memory,
+//     ephemeral-storage, then the other counted resources by name, each
+//     against node.Status.Allocatable less what the admitted pods request:
+//     OutOf<resource> (OutOfcpu, OutOfpods, OutOfexample.com/gpu, ...).
+//     A pod's request is the kubelet's: the larger of its init containers'
+//     peak and its app containers, sidecars counted in both, or its
+//     pod-level requests, plus its overhead. An extended resource
+//     (example.com/gpu) that the node does not list at all is not
+//     checked, as in the kubelet; a node without a "pods" entry takes no
+//     pod, and one without a cpu entry no pod that asks for cpu.
+//  6. nodeSelector and required node affinity: NodeAffinity.
+//  7. spec.nodeName set and not the node's name: NodeName (an empty
+//     nodeName passes, as in the kubelet).
+//  8. A NoExecute taint of the node that the pod does not tolerate:
+//     TaintToleration. Static pods are not checked, as in the kubelet;
+//     NoSchedule and PreferNoSchedule taints are the scheduler's business
+//     and never refuse a pod here.
+//
+// # Critical pods
+//
+// Static pods, mirror pods and pods of priority 2000000000 or more
+// (system-cluster-critical, system-node-critical) are critical: a resource
+// shortfall never refuses them, while every other check does. The kubelet
+// would evict lesser pods to make room, or refuse the pod with
+// UnexpectedAdmissionError when even that could not; nodeagent does not preempt, so a critical pod that does not
+// fit is admitted anyway and the node is overcommitted until pods end.
+//
+// # Left to others
+//
+// Host ports are the agent's portAdmission (internal/agent/admission.go),
+// which holds a pod back until the port is free instead of failing it;
+// they are not checked here. The kubelet's other admit handlers (eviction
+// under node pressure, sysctls, AppArmor, runtime classes, device
+// plugins and DRA) are not part of this package. A pod the runtime cannot
+// run for other reasons is refused by internal/runtime.
+//
+// # What the caller passes
+//
+// admitted is the pods the agent runs or is starting, mirror pods
+// excluded (one found is skipped, as it would count its static pod
+// twice). Pods in phase Succeeded or Failed, and the pod itself (by UID),
+// are not counted. A pod holds what its spec asks: nodeagent resizes no
+// pod in place, so the resources a kubelet's resize wrote into a status
+// are not read. node should be the freshest Node the agent has: the
+// kubelet fetches it again before refusing a pod for NodeAffinity alone.
+package admission
