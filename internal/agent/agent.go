@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/pleg"
@@ -112,6 +113,7 @@ func New(opts Options) (*Agent, error) {
 		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval, ckpt: a.ckpt,
 		admission: a.admission, statuses: a.statuses, api: a.api, podEvents: a.events,
 		objects: opts.Objects, objectChanges: newObjectChanges(),
+		apiAdmission: &apiAdmission{waiting: map[types.UID]*corev1.Pod{}},
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
 		housekeeper: &housekeeper{
 			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,

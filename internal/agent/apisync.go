@@ -144,6 +144,7 @@ func (a *Agent) RunConnected(ctx context.Context, conn Connection) error {
 	if err != nil {
 		return err
 	}
+	a.loop.apiAdmission.node.Store(&conn.Node)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.api.mirrors.Run(gctx, mc) })
 	g.Go(func() error { return a.api.statuses.Run(gctx, conn.Client.CoreV1()) })

@@ -36,6 +36,7 @@ func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 		}
 	case podtypes.DELETE:
 		for _, pod := range u.Pods {
+			l.apiAdmission.dropWaiting(pod.UID)
 			if l.admission.drop(pod.UID) && !isAPIPod(pod) {
 				continue // it never ran
 			}
@@ -108,7 +109,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 }
 
 func (l *syncLoop) remove(pod *corev1.Pod) {
-	if l.admission.drop(pod.UID) {
+	if l.admission.drop(pod.UID) || l.apiAdmission.dropWaiting(pod.UID) {
 		return // it never ran
 	}
 	l.pods.RemovePod(pod)
@@ -163,6 +164,12 @@ func (l *syncLoop) killWith(pod *corev1.Pod, grace *int64) {
 // indexed and gets no worker; its status says why, and the local API
 // lists it. readmit admits it once its ports are free.
 func (l *syncLoop) admit(pod *corev1.Pod) bool {
+	if isAPIPod(pod) {
+		if _, known := l.pods.PodByUID(pod.UID); known || isTerminal(pod.Status.Phase) {
+			return true // admitted (or refused) once, or ended before
+		}
+		return l.admitAPIPod(pod)
+	}
 	why, first := l.admission.admit(pod)
 	if why == "" {
 		return true
@@ -182,6 +189,7 @@ func (l *syncLoop) readmit() {
 		_, desired := l.pods.PodByUID(uid)
 		return desired || l.workers.CouldHaveRunningContainers(uid)
 	})
+	l.retryWaiting()
 	for _, pod := range l.admission.held() {
 		if why, _ := l.admission.admit(pod); why == "" {
 			l.log.Info("Admitting a pod whose host ports are free now", "pod", podtypes.PodFullName(pod), "podUID", pod.UID)

@@ -30,6 +30,7 @@ type syncLoop struct {
 	housekeeper  *housekeeper
 	ckpt         *checkpointer
 	admission    *portAdmission
+	apiAdmission *apiAdmission
 	// objects is nil in standalone mode.
 	objects       PodObjects
 	objectChanges *objectChanges

@@ -1,0 +1,122 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/internal/admission"
+	"github.com/nodeagent/nodeagent/internal/timeline"
+	"github.com/nodeagent/nodeagent/staging/mirror"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+	"github.com/nodeagent/nodeagent/staging/podworkers"
+)
+
+// ReasonNodePorts is the status reason of an API pod refused because
+// another pod holds one of its host ports, as the kubelet names it.
+const ReasonNodePorts = "NodePorts"
+
+// apiAdmission is the admission of the pods bound to this node through
+// the apiserver, as the kubelet admits them, once, when they first come:
+// the checks of internal/admission against the Node and the pods admitted
+// so far, then the host ports. A refused pod never runs: it ends Failed
+// with the kubelet's reason and message, and an event says why. A pod
+// that comes before the Node is known waits for it (see retry).
+//
+// Static pods are not checked this way: they are the node's own, must
+// run while the apiserver and the Node are away, and the kubelet counts
+// them critical; their host ports still are (portAdmission).
+//
+// The sync loop's goroutine owns it.
+type apiAdmission struct {
+	// node is set once connected mode runs; nil until then.
+	node atomic.Pointer[mirror.NodeGetter]
+	// waiting are the pods that came before the Node was known.
+	waiting map[types.UID]*corev1.Pod
+}
+
+// admitAPIPod decides whether an API pod seen for the first time may run;
+// a refused one is indexed, so that its Failed status is written, and
+// handed to its worker as a pod that ended.
+func (l *syncLoop) admitAPIPod(pod *corev1.Pod) bool {
+	var node *corev1.Node
+	if get := l.apiAdmission.node.Load(); get != nil {
+		node, _ = (*get).Node(context.Background())
+	}
+	if node == nil {
+		if _, ok := l.apiAdmission.waiting[pod.UID]; !ok {
+			l.log.Info("Holding a pod from the apiserver until the Node is known", "pod", podtypes.PodFullName(pod), "podUID", pod.UID)
+		}
+		l.apiAdmission.waiting[pod.UID] = pod
+		return false
+	}
+	delete(l.apiAdmission.waiting, pod.UID)
+	res := admission.Admit(pod, node, l.activePods())
+	if res.Reason == "" {
+		if why, _ := l.admission.admit(pod); why != "" {
+			l.admission.drop(pod.UID)
+			res = admission.Result{Reason: ReasonNodePorts, Message: "Predicate NodePorts failed: " + why}
+		}
+	}
+	if res.Reason == "" {
+		return true
+	}
+	l.refuse(pod, res)
+	return false
+}
+
+// refuse ends a pod that may not run: Failed with the admission's reason.
+func (l *syncLoop) refuse(pod *corev1.Pod, res admission.Result) {
+	l.log.Info("Refusing a pod from the apiserver", "pod", podtypes.PodFullName(pod), "podUID", pod.UID, "reason", res.Reason, "message", res.Message)
+	l.timeline.Record(pod.UID, timeline.KindError, "refused: %s: %s", res.Reason, res.Message)
+	l.podEvents.refused(pod, res.Reason, res.Message)
+	failed := corev1.PodStatus{Phase: corev1.PodFailed, Reason: res.Reason, Message: res.Message}
+	l.statuses.Set(pod, failed)
+	l.pods.UpdatePod(pod)
+	l.api.podChanged(pod)
+	keep := func(st *corev1.PodStatus) {
+		st.Phase, st.Reason, st.Message = failed.Phase, failed.Reason, failed.Message
+	}
+	l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: &podworkers.KillPodOptions{StatusFunc: keep}})
+}
+
+// activePods are the pods admitted so far that may still run, with the
+// phase the agent knows of them, for the resources they hold.
+func (l *syncLoop) activePods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, pod := range l.pods.Pods() {
+		if podtypes.IsMirrorPod(pod) {
+			continue
+		}
+		if st := l.statuses.Status(pod.UID); st != nil && isTerminal(st.Phase) {
+			continue
+		}
+		out = append(out, pod)
+	}
+	return out
+}
+
+// retryWaiting admits the pods that came before the Node was known.
+func (l *syncLoop) retryWaiting() {
+	for _, pod := range l.apiAdmission.waiting {
+		l.add(pod)
+	}
+}
+
+// dropWaiting forgets a pod that was waiting for the Node; it reports
+// whether it was.
+func (a *apiAdmission) dropWaiting(uid types.UID) bool {
+	_, ok := a.waiting[uid]
+	delete(a.waiting, uid)
+	return ok
+}
+
+func (e *podEvents) refused(pod *corev1.Pod, reason, message string) {
+	if e == nil || e.rec == nil {
+		return
+	}
+	e.rec.Event(e.ref(pod), corev1.EventTypeWarning, reason, fmt.Sprintf("Pod was rejected: %s", message))
+}
