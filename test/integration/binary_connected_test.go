@@ -143,7 +143,7 @@ func TestBinaryConnectedNodeRegisters(t *testing.T) {
 	for _, tn := range n.Spec.Taints {
 		taints[tn.Key+"="+tn.Value+":"+string(tn.Effect)] = true
 	}
-	if !taints["dedicated=edge:NoSchedule"] || !taints["node.nodeagent.io/api-pods=unsupported:NoSchedule"] {
+	if !taints["dedicated=edge:NoSchedule"] || taints["node.nodeagent.io/api-pods=unsupported:NoSchedule"] {
 		t.Errorf("taints %v", n.Spec.Taints)
 	}
 	// Capacity is the machine's; allocatable is less what is reserved and

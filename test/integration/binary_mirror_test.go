@@ -257,22 +257,6 @@ func TestBinaryMirrorPods(t *testing.T) {
 		}
 	})
 
-	t.Run("a pod from the apiserver is not run, and an event says so", func(t *testing.T) {
-		api := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "from-api", Namespace: metav1.NamespaceDefault},
-			Spec:       corev1.PodSpec{NodeName: env.NodeName, Containers: []corev1.Container{{Name: "main", Image: env.BusyboxImage}}},
-		}
-		created, err := env.AdminClient.CoreV1().Pods(api.Namespace).Create(context.Background(), api, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer env.AdminClient.CoreV1().Pods(api.Namespace).Delete(context.Background(), api.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
-		waitEvent(t, api.Namespace, "involvedObject.uid="+string(created.UID)+",reason=APIPodsNotSupported")
-		if sb := h.sandboxes("from-api"); len(sb) != 0 {
-			t.Errorf("the agent ran a pod from the apiserver: %v", sb)
-		}
-	})
-
 	t.Run("a removed manifest deletes the mirror", func(t *testing.T) {
 		h.removeManifest("web")
 		h.waitMirror("web", "deleted", 10*time.Second, mirrorGone)
