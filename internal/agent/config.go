@@ -67,6 +67,9 @@ func (l *syncLoop) change(pod *corev1.Pod) { l.upsert(pod, podworkers.Update) }
 // requested is killed instead.
 func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 	if !podtypes.IsMirrorPod(pod) {
+		if pod.DeletionTimestamp != nil {
+			l.apiAdmission.dropWaiting(pod.UID)
+		}
 		if pod.DeletionTimestamp != nil && l.admission.drop(pod.UID) && !isAPIPod(pod) {
 			return // deleted before it ever ran (an API pod goes on, to be deleted from the apiserver)
 		}

@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics"
@@ -20,16 +19,11 @@ import (
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/nodeidentity"
+	"github.com/nodeagent/nodeagent/internal/podobjects"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/staging/config"
 	"github.com/nodeagent/nodeagent/staging/mirror"
 )
-
-// NoAPIPodsTaint keeps the scheduler from placing pods on the node while
-// the agent does not run pods from the apiserver: they would wait there
-// forever. A node may not remove its own taints; an administrator removes
-// it once the agent runs them.
-var noAPIPodsTaint = v1.Taint{Key: "node.nodeagent.io/api-pods", Value: "unsupported", Effect: v1.TaintEffectNoSchedule}
 
 // validateConnected checks the connected-mode options; they are checked
 // even without --kubeconfig, so that a config file is right before it is
@@ -71,6 +65,9 @@ func (o *Options) validateConnected() []error {
 	}
 	if o.NodeStatusReportFrequency < o.NodeStatusUpdateFrequency {
 		bad("--node-status-report-frequency (%v) must not be shorter than --node-status-update-frequency (%v)", o.NodeStatusReportFrequency, o.NodeStatusUpdateFrequency)
+	}
+	if _, err := podobjects.ParseStrategy(o.ObjectChangeDetection); err != nil {
+		bad("--config-map-and-secret-change-detection-strategy: %v", err)
 	}
 	if o.NodeLeaseDurationSeconds < 4 {
 		bad("--node-lease-duration-seconds must be at least 4 (it is renewed every quarter of it), not %d", o.NodeLeaseDurationSeconds)
@@ -119,7 +116,6 @@ func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHea
 		return nil, err
 	}
 	taints, _ := node.ParseTaints(o.RegisterWithTaints) // validated
-	taints = append(taints, noAPIPodsTaint)
 	thresholds, _ := node.ParseThresholds(o.EvictionHard) // validated
 	var reserved []v1.ResourceList
 	for flag, m := range map[string]map[string]string{"--system-reserved": o.SystemReserved, "--kube-reserved": o.KubeReserved} {
@@ -148,12 +144,14 @@ type connectedParts struct {
 	events     *events
 	sourcesErr func() error
 	reg        metrics.KubeRegistry
+	objects    *podobjects.Objects
 }
 
 // connected joins the cluster and keeps it current until ctx ends: the
 // identity first (a bootstrap may wait for its CSR to be signed; the
 // static pods run meanwhile), then its rotation, the Node and its Lease,
-// the apiserver source (mirror pods), the mirror pods and pod statuses,
+// the objects of the pods from the apiserver, the apiserver source, the
+// mirror pods and pod statuses,
 // and the events recorded so far and from then on.
 func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logger) error {
 	id, err := o.identity(ctx, p.reg, log)
@@ -170,8 +168,7 @@ func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logg
 		return err
 	}
 	source, err := config.NewAPIServerSource(config.APIServerOptions{
-		Pods: client.CoreV1().Pods(metav1.NamespaceAll), NodeName: o.NodeName, Logger: log,
-		Sink: &mirrorsOnly{next: p.merger, rec: p.events.recorder(), log: log.WithName("apiserver-source").Info, told: map[types.UID]bool{}},
+		Pods: client.CoreV1().Pods(metav1.NamespaceAll), NodeName: o.NodeName, Logger: log, Sink: p.merger,
 	})
 	if err != nil {
 		return err
@@ -179,6 +176,7 @@ func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logg
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return id.Run(gctx) })
 	g.Go(func() error { return nd.Run(gctx) })
+	g.Go(func() error { return p.objects.Run(gctx, client) })
 	g.Go(func() error { return source.Run(gctx) })
 	g.Go(func() error {
 		return p.agent.RunConnected(gctx, agent.Connection{Client: client, Node: mirror.NodeGetterFunc(nd.Current)})

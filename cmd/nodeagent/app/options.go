@@ -58,6 +58,7 @@ type Options struct {
 	NodeStatusUpdateFrequency  time.Duration
 	NodeStatusReportFrequency  time.Duration
 	NodeLeaseDurationSeconds   int32
+	ObjectChangeDetection      string
 
 	LocalAPISocket string
 	ServeAddress   string
@@ -89,6 +90,7 @@ func NewOptions() *Options {
 		NodeStatusUpdateFrequency:  10 * time.Second,
 		NodeStatusReportFrequency:  5 * time.Minute,
 		NodeLeaseDurationSeconds:   40,
+		ObjectChangeDetection:      string(podobjects.Watch),
 		GCPercent:                  50,
 		Logging:                    logsapi.NewLoggingConfiguration(),
 	}
@@ -132,6 +134,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "how often the Node status is computed, and the most often it is written")
 	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "the longest the Node status goes unwritten when nothing changes")
 	fs.Int32Var(&o.NodeLeaseDurationSeconds, "node-lease-duration-seconds", o.NodeLeaseDurationSeconds, "duration of the node's Lease; it is renewed every quarter of it")
+	fs.StringVar(&o.ObjectChangeDetection, "config-map-and-secret-change-detection-strategy", o.ObjectChangeDetection, "how the ConfigMaps and Secrets of pods from the apiserver are kept current: Watch (one watch per referenced mutable object; a change reaches the pods' volumes at once), Cache (read when needed and kept for the node's TTL, one minute by default), Get (read every time)")
 
 	fs.StringVar(&o.LocalAPISocket, "local-api-socket", o.LocalAPISocket, "unix socket of the local API (mode 0600) (default: <root-dir>/nodeagent.sock)")
 	fs.StringVar(&o.ServeAddress, "serve-address", o.ServeAddress, "host:port serving /healthz, /readyz and /metrics over plain HTTP; empty disables it. Keep it on loopback unless the network is trusted")
