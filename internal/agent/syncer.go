@@ -117,7 +117,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		// removed and put back) must not hold the new one in a terminal phase.
 		prev = nil
 	}
-	mounts, err := s.vols.Setup(pod)
+	mounts, err := s.vols.Setup(ctx, pod)
 	if err != nil {
 		s.store(pod, rs, nil, err, false, prev)
 		return false, s.failed(uid, err)
