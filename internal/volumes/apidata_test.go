@@ -53,7 +53,7 @@ func TestAPIDataVolumes(t *testing.T) {
 		{name: "configMap, all keys, binaryData, default mode", vol: cmVolume("cfg", "app-config", nil, nil, nil), kind: configMapDir,
 			want: map[string]fileWant{"app.conf": {"level=debug", 0o644}, "other": {"x", 0o644}, "blob": {"\x00\x01\x02\xff", 0o644}}},
 		{name: "configMap items, nested path, per-item mode and defaultMode", kind: configMapDir,
-			vol: cmVolume("cfg", "app-config", []corev1.KeyToPath{{Key: "app.conf", Path: "etc/app/app.conf", Mode: ptr[int32](0o600)}, {Key: "other", Path: "o"}}, ptr[int32](0o440), nil),
+			vol:  cmVolume("cfg", "app-config", []corev1.KeyToPath{{Key: "app.conf", Path: "etc/app/app.conf", Mode: ptr[int32](0o600)}, {Key: "other", Path: "o"}}, ptr[int32](0o440), nil),
 			want: map[string]fileWant{"etc/app/app.conf": {"level=debug", 0o600}, "o": {"x", 0o440}}},
 		{name: "configMap optional key missing is skipped", kind: configMapDir,
 			vol:  cmVolume("cfg", "app-config", []corev1.KeyToPath{{Key: "nope", Path: "n"}, {Key: "other", Path: "o"}}, nil, ptr(true)),
