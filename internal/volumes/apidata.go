@@ -16,7 +16,7 @@ import (
 // the kubelet keeps them in under <pod dir>/volumes.
 const (
 	configMapDir   = "kubernetes.io~configmap"
-	secretDir      = "kubernetes.io~secret"
+	secretDir      = "kubernetes.io~secret" // #nosec G101 -- a directory name, not a credential
 	projectedDir   = "kubernetes.io~projected"
 	downwardAPIDir = "kubernetes.io~downward-api"
 )

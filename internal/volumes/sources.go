@@ -39,7 +39,7 @@ func modeOf(m *int32, def os.FileMode) os.FileMode {
 	if m == nil {
 		return def
 	}
-	return os.FileMode(*m) & 0o777
+	return os.FileMode(*m & 0o777) // #nosec G115 -- masked to 9 bits first
 }
 
 // add puts a file into out, refusing a path two sources both write.
