@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // The kinds of volumes the agent writes from API data, by the directory
@@ -47,8 +49,16 @@ func (m *Manager) setupAPIData(ctx context.Context, pod *corev1.Pod, v *corev1.V
 	if !isPathComponent(v.Name) {
 		return fail(fmt.Errorf("the name must name one directory: %w", ErrInvalidMount))
 	}
-	if m.sources == nil && v.DownwardAPI == nil {
-		return fail(fmt.Errorf("%s volumes need connected mode (an apiserver): %w", kindName(kind), ErrUnsupportedVolume))
+	if readsObjects(v) {
+		switch {
+		case podtypes.IsStaticPod(pod):
+			// The node may read only its API pods' objects, and a static
+			// pod must run without the apiserver (staging/config refuses
+			// these; this holds even if a manifest got past it).
+			return fail(fmt.Errorf("a static pod's %s volume cannot read API objects: %w", kindName(kind), ErrUnsupportedVolume))
+		case m.sources == nil:
+			return fail(fmt.Errorf("%s volumes need connected mode (an apiserver): %w", kindName(kind), ErrUnsupportedVolume))
+		}
 	}
 	want, err := m.payload(ctx, pod, v)
 	if err != nil {
@@ -107,6 +117,20 @@ func (m *Manager) payload(ctx context.Context, pod *corev1.Pod, v *corev1.Volume
 		return payload{}, nil
 	}
 	return out, err
+}
+
+// readsObjects tells whether the volume needs Sources: all but a
+// downwardAPI volume and a projected one of downwardAPI sources only.
+func readsObjects(v *corev1.Volume) bool {
+	if v.Projected != nil {
+		for _, s := range v.Projected.Sources {
+			if s.DownwardAPI == nil {
+				return true
+			}
+		}
+		return false
+	}
+	return v.DownwardAPI == nil
 }
 
 func kindName(kind string) string {

@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 func cmVolume(name, object string, items []corev1.KeyToPath, defaultMode *int32, optional *bool) corev1.Volume {
@@ -141,6 +143,7 @@ func TestAPIDataVolumeErrors(t *testing.T) {
 		name     string
 		vol      corev1.Volume
 		sources  bool
+		static   bool
 		noAlloc  bool
 		want     string
 		wantErr  error
@@ -150,6 +153,11 @@ func TestAPIDataVolumeErrors(t *testing.T) {
 			want: `volume "cfg": configMap volumes need connected mode`, wantErr: ErrUnsupportedVolume},
 		{name: "secret standalone", vol: secretVolume("s", "creds", nil, nil, nil),
 			want: `volume "s": secret volumes need connected mode`, wantErr: ErrUnsupportedVolume},
+		{name: "a static pod's configMap, connected", sources: true, static: true, vol: cmVolume("cfg", "app-config", nil, nil, ptr(true)),
+			want: `volume "cfg": a static pod's configMap volume cannot read API objects`, wantErr: ErrUnsupportedVolume},
+		{name: "a static pod's projected token", sources: true, static: true, vol: corev1.Volume{Name: "p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{DownwardAPI: &corev1.DownwardAPIProjection{}}, {ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t"}}}}}},
+			want: `volume "p": a static pod's projected volume cannot read API objects`, wantErr: ErrUnsupportedVolume},
 		{name: "required configMap missing", sources: true, vol: cmVolume("cfg", "ghost", nil, nil, nil),
 			want: `volume "cfg": configmap default/ghost: configmaps "ghost" not found`, notFound: true},
 		{name: "required secret missing", sources: true, vol: secretVolume("s", "ghost", nil, nil, ptr(false)),
@@ -189,6 +197,9 @@ func TestAPIDataVolumeErrors(t *testing.T) {
 				m, _ = newAPIManager(t, testSources())
 			}
 			pod := apiPod(tc.vol)
+			if tc.static {
+				pod.Annotations[podtypes.ConfigSourceAnnotationKey] = string(podtypes.FileSource)
+			}
 			cleanupPod(t, m, pod)
 			_, err := m.Setup(context.Background(), pod)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -201,5 +212,29 @@ func TestAPIDataVolumeErrors(t *testing.T) {
 				t.Errorf("apierrors.IsNotFound = %v, want %v", !tc.notFound, tc.notFound)
 			}
 		})
+	}
+}
+
+// Without sources (standalone), and for a static pod, the downward API
+// needs no apiserver: a downwardAPI volume and a projected one of
+// downwardAPI sources only are set up.
+func TestDownwardAPIStandalone(t *testing.T) {
+	m, _ := newManager(t)
+	pod := apiPod(
+		corev1.Volume{Name: "d", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
+			Items: []corev1.DownwardAPIVolumeFile{fieldItem("name", "metadata.name")}}}},
+		corev1.Volume{Name: "p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{fieldItem("ns", "metadata.namespace")}}}}}}},
+	)
+	pod.Annotations[podtypes.ConfigSourceAnnotationKey] = string(podtypes.FileSource)
+	cleanupPod(t, m, pod)
+	if _, err := m.Setup(context.Background(), pod); err != nil {
+		t.Fatalf("Setup: %v", err)
+	}
+	if got := readVolume(t, m.volumeDir(pod.UID, downwardAPIDir, "d")); got["name"] != "web" {
+		t.Errorf("downwardAPI volume = %v", got)
+	}
+	if got := readVolume(t, m.volumeDir(pod.UID, projectedDir, "p")); got["ns"] != "default" {
+		t.Errorf("projected volume = %v", got)
 	}
 }
