@@ -101,7 +101,11 @@ func (r *envResolver) valueFrom(vf *corev1.EnvVarSource) (string, bool, error) {
 	pod := r.env.pod
 	switch {
 	case vf.FieldRef != nil:
-		v, err := downward.FieldValue(pod, vf.FieldRef.FieldPath, downward.IPs{Pod: r.env.ips, Host: r.env.hostIPs})
+		podIPs := r.env.ips
+		if pod.Spec.HostNetwork && len(podIPs) == 0 {
+			podIPs = r.env.hostIPs // a host-network pod's IPs are the node's
+		}
+		v, err := downward.FieldValue(pod, vf.FieldRef.FieldPath, downward.IPs{Pod: podIPs, Host: r.env.hostIPs})
 		if err != nil {
 			return "", false, fmt.Errorf("%w: %w", err, ErrUnsupported)
 		}

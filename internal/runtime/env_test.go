@@ -200,6 +200,8 @@ func TestContainerEnvAPIPod(t *testing.T) {
 		wantErr  error
 		wantText string
 		notFound bool
+		// hostNetwork: the pod shares the node's network namespace.
+		hostNetwork bool
 	}{
 		{name: "keys of a ConfigMap and a Secret",
 			env: []corev1.EnvVar{{Name: "L", ValueFrom: cmKey("app", "LEVEL", nil)}, {Name: "B", ValueFrom: cmKey("app", "BIN", nil)},
@@ -232,9 +234,13 @@ func TestContainerEnvAPIPod(t *testing.T) {
 				{Name: "CPU", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}}},
 			},
 			want: map[string]string{"H": "192.168.0.9", "HS": "192.168.0.9,fd00::9", "MEM": "128", "CPU": "3"}},
+		{name: "a host-network pod's IP is the node's", hostNetwork: true,
+			env:  []corev1.EnvVar{{Name: "IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
+			want: map[string]string{"IP": "192.168.0.9"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := newPod(fromSource(podtypes.APIServerSource), func(p *corev1.Pod) {
+				p.Spec.HostNetwork = tc.hostNetwork
 				p.Namespace = "default"
 				p.Spec.Containers[0].Name = "c"
 				p.Spec.Containers[0].Env = tc.env

@@ -119,7 +119,7 @@ func writeAtomic(root *os.Root, want payload, own ownership) (bool, error) {
 		return false, err
 	}
 	_ = root.Remove(dataLinkTmp) // a leftover of a write that died here
-	if err := root.Symlink(ts, dataLinkTmp); err != nil {
+	if err := symlink(root, ts, dataLinkTmp, own); err != nil {
 		_ = root.RemoveAll(ts)
 		return false, err
 	}
@@ -130,7 +130,7 @@ func writeAtomic(root *os.Root, want payload, own ownership) (bool, error) {
 	top := topLevel(clean)
 	for name := range top {
 		if _, err := root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
-			if err := root.Symlink(path.Join(dataLink, name), name); err != nil {
+			if err := symlink(root, path.Join(dataLink, name), name, own); err != nil {
 				return true, err
 			}
 		}
@@ -216,6 +216,18 @@ func newTimestampDir(root *os.Root, own ownership) (string, error) {
 		return name, setDir(root, name, own)
 	}
 	return "", errors.New("no fresh name for a data directory")
+}
+
+// symlink makes a link the fsGroup's too, as the kubelet's walk leaves
+// every entry of the volume.
+func symlink(root *os.Root, target, name string, own ownership) error {
+	if err := root.Symlink(target, name); err != nil {
+		return err
+	}
+	if own.gid >= 0 {
+		return root.Lchown(name, -1, own.gid)
+	}
+	return nil
 }
 
 // setDir gives a directory the agent made its group and mode (mkdir's

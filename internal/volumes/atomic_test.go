@@ -288,6 +288,15 @@ func TestAPIDataFSGroup(t *testing.T) {
 			t.Errorf("%s: mode %v gid %d, want %v gid 4321", path, fi.Mode(), fileGID(fi), want)
 		}
 	}
+	for _, link := range []string{filepath.Join(sdir, dataLink), filepath.Join(sdir, "nested")} {
+		fi, err := os.Lstat(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fileGID(fi) != 4321 {
+			t.Errorf("link %s has gid %d, want the fsGroup's 4321", link, fileGID(fi))
+		}
+	}
 	// The host's other users do not reach the secrets: the kind directory is root's.
 	if fi, err := os.Stat(filepath.Dir(sdir)); err != nil || fi.Mode().Perm() != 0o750 {
 		t.Errorf("%s: %v, %v; want 0750", filepath.Dir(sdir), fi.Mode(), err)
