@@ -43,7 +43,10 @@ func apiDataKind(v *corev1.Volume) string {
 // cannot be read now (a deleted object, an apiserver away) keeps its last
 // content, as the kubelet's does, and the pod's sync goes on; that is
 // logged once per volume until it reads again. A first setup that cannot
-// read a required object fails, naming the volume and the object.
+// read a required object fails, naming the volume and the object. An
+// optional object that is missing adds no file, at any setup: its files
+// go when it is deleted, as under the kubelet (the volume cannot tell a
+// deletion from an object that never was without keeping state for it).
 func (m *Manager) setupAPIData(ctx context.Context, pod *corev1.Pod, v *corev1.Volume, kind string) (string, error) {
 	fail := func(err error) (string, error) { return "", fmt.Errorf("volume %q: %w", v.Name, err) }
 	if !isPathComponent(v.Name) {

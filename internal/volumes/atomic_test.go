@@ -440,3 +440,36 @@ func BenchmarkSetupAPIData(b *testing.B) {
 		})
 	}
 }
+
+// An optional object's files go when it is deleted, as the kubelet's do,
+// while the volume's other sources stay current.
+func TestOptionalObjectDeleted(t *testing.T) {
+	src := newFakeSources()
+	src.setConfigMap("opt", map[string]string{"o": "1"})
+	src.setConfigMap("req", map[string]string{"r": "1"})
+	m, _ := newAPIManager(t, src)
+	pod := apiPod(corev1.Volume{Name: "p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+		{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "opt"}, Optional: ptr(true)}},
+		{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "req"}}},
+	}}}})
+	cleanupPod(t, m, pod)
+	dir := m.volumeDir(pod.UID, projectedDir, "p")
+	for _, step := range []struct {
+		opt, req map[string]string
+		want     string
+	}{
+		{map[string]string{"o": "1"}, map[string]string{"r": "1"}, "map[o:1 r:1]"},
+		{nil, map[string]string{"r": "1"}, "map[r:1]"},
+		{nil, map[string]string{"r": "2"}, "map[r:2]"},
+		{map[string]string{"o": "back"}, map[string]string{"r": "2"}, "map[o:back r:2]"},
+	} {
+		src.setConfigMap("opt", step.opt)
+		src.setConfigMap("req", step.req)
+		if _, err := m.Setup(context.Background(), pod); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(readVolume(t, dir)); got != step.want {
+			t.Errorf("volume = %s, want %s", got, step.want)
+		}
+	}
+}
