@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/testr"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -279,5 +280,44 @@ func TestContainerEnvAPIPod(t *testing.T) {
 				t.Errorf("env (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Through SyncPod: an API pod whose required Secret is missing gets no
+// container (CreateContainerConfigError naming the Secret, NotFound kept);
+// once the Secret exists, the next sync starts it with the value.
+func TestSyncPodWaitsForSecret(t *testing.T) {
+	w := newWorld(t)
+	src := fakeSources{secrets: map[string]*corev1.Secret{}}
+	w.rt = newRuntime(Options{Endpoint: "unix:///fake.sock", LogRoot: w.logRoot, CgroupFS: w.cgroupFS,
+		Logger: testr.New(t), Clock: w.clock, Sources: src, HostIPs: []string{"10.1.2.3"}}, w.cri, w.images)
+	pod := newPod(fromSource(podtypes.APIServerSource), func(p *corev1.Pod) {
+		p.Namespace = "default"
+		p.Spec.Containers[0].Env = []corev1.EnvVar{
+			{Name: "PW", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}},
+			{Name: "HOST", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.hostIP"}}},
+		}
+	})
+	_, err := w.sync(pod, nil)
+	if !errors.Is(err, ErrContainerConfig) || !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), "secret default/db") {
+		t.Fatalf("SyncPod = %v, want ErrContainerConfig, NotFound, naming secret default/db", err)
+	}
+	if WaitingReason(err) != "CreateContainerConfigError" {
+		t.Errorf("WaitingReason = %q", WaitingReason(err))
+	}
+	for _, call := range w.calls() {
+		if call == "CreateContainer" {
+			t.Fatal("a container was created without its Secret")
+		}
+	}
+	src.secrets["default/db"] = &corev1.Secret{Data: map[string][]byte{"password": []byte("s3cret")}}
+	w.mustSync(pod)
+	got := map[string]string{}
+	for _, kv := range w.lastContainerConfig().Envs {
+		got[kv.Key] = string(kv.Value)
+	}
+	if got["PW"] != "s3cret" || got["HOST"] != "10.1.2.3" {
+		t.Errorf("env = %v, want PW and HOST set", got)
 	}
 }
