@@ -308,5 +308,7 @@ func TestNewRefusesIncompleteOptions(t *testing.T) {
 
 type fakeVolumes struct{}
 
-func (fakeVolumes) Setup(*corev1.Pod) (runtime.ContainerMounts, error) { return nil, nil }
-func (fakeVolumes) Cleanup(types.UID) error                            { return nil }
+func (fakeVolumes) Setup(context.Context, *corev1.Pod) (runtime.ContainerMounts, error) {
+	return nil, nil
+}
+func (fakeVolumes) Cleanup(types.UID) error { return nil }

@@ -53,7 +53,7 @@ type Runtime interface {
 // Volumes is what the agent needs of the volume manager; *volumes.Manager
 // satisfies it.
 type Volumes interface {
-	Setup(pod *corev1.Pod) (runtime.ContainerMounts, error)
+	Setup(ctx context.Context, pod *corev1.Pod) (runtime.ContainerMounts, error)
 	Cleanup(uid types.UID) error
 }
 

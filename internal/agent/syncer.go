@@ -119,7 +119,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		// removed and put back) must not hold the new one in a terminal phase.
 		prev = nil
 	}
-	mounts, err := s.vols.Setup(pod)
+	mounts, err := s.vols.Setup(ctx, pod)
 	if err != nil {
 		// The containers wait; the status and an event say for what.
 		s.statuses.Set(pod, status.Generate(status.Input{

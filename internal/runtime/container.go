@@ -7,14 +7,22 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodeagent/nodeagent/internal/downward"
 )
 
 // podEnv is what a container's environment may refer to besides the spec.
 type podEnv struct {
 	pod *corev1.Pod
 	ips []string
+	// hostIPs are the node's (Options.HostIPs).
+	hostIPs     []string
+	sources     EnvSources
+	allocatable downward.Allocatable
+	log         logr.Logger
 }
 
 // startContainer makes sure the image is present, creates the container and
@@ -31,7 +39,7 @@ func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	if err := imageUserRefusal(pod, c, user); err != nil {
 		return "", pulled, err
 	}
-	config, err := r.containerConfig(pod, c, restartCount, image.GetId(), user, mounts, env)
+	config, err := r.containerConfig(ctx, pod, c, restartCount, image.GetId(), user, mounts, env)
 	if err != nil {
 		return "", pulled, err
 	}
@@ -49,8 +57,8 @@ func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 }
 
 // containerConfig is the CRI description of one container instance.
-func (r *Runtime) containerConfig(pod *corev1.Pod, c *corev1.Container, restartCount int, image string, user imageUser, mounts []Mount, env podEnv) (*runtimeapi.ContainerConfig, error) {
-	envs, err := containerEnv(c, env)
+func (r *Runtime) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev1.Container, restartCount int, image string, user imageUser, mounts []Mount, env podEnv) (*runtimeapi.ContainerConfig, error) {
+	envs, err := containerEnv(ctx, c, env)
 	if err != nil {
 		return nil, err
 	}

@@ -1,126 +1,247 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/nodeagent/nodeagent/internal/downward"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
-// containerEnv resolves a container's environment: plain values, and
-// values from the pod's own fields (downward API fieldRef). Values from
-// resources are not resolved, nor are ConfigMaps and Secrets of API pods
-// (yet): a container asking for one fails with ErrUnsupported rather than
-// start without it.
+// EnvSources reads the ConfigMaps and Secrets an API pod's environment
+// names. A missing object is an error for which apierrors.IsNotFound is
+// true.
+type EnvSources interface {
+	ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
+	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+}
+
+// containerEnv resolves a container's environment: plain values, the
+// downward API (fieldRef, resourceFieldRef; rules in internal/downward)
+// and, for API pods, the ConfigMaps and Secrets named by valueFrom and
+// envFrom, read through env.sources. envFrom sources apply in order, a
+// later one winning; env entries win over all of them. An envFrom key
+// that cannot be a variable name (empty, '=' or not printable ASCII, the
+// kubelet's relaxed rule) is skipped and logged, as the kubelet skips it
+// with a warning.
+//
+// A required object or key that is missing fails with ErrContainerConfig
+// (CreateContainerConfigError), naming the variable and the object; an
+// optional one leaves the variable unset, or adds nothing for envFrom.
 //
 // A static pod cannot read API objects: it must run while the apiserver is
 // away, and the node may read only objects of pods bound to it through the
 // apiserver. Its manifest may still name a Secret or ConfigMap if the
 // reference is optional (staging/config refuses required ones), and an
-// optional reference resolves as absent: the variable is left unset and an
-// envFrom source adds nothing. Such a pod cannot be mirrored.
+// optional reference resolves as absent without a read. Such a pod cannot
+// be mirrored. Without sources (standalone), an API pod's references fail
+// with ErrUnsupported.
 //
 // $(VAR) references are passed through unexpanded.
-func containerEnv(c *corev1.Container, env podEnv) ([]*runtimeapi.KeyValue, error) {
+func containerEnv(ctx context.Context, c *corev1.Container, env podEnv) ([]*runtimeapi.KeyValue, error) {
 	static := podtypes.IsStaticPod(env.pod)
-	for i, e := range c.EnvFrom {
-		if !static || !optionalEnvFrom(&e) {
-			return nil, fmt.Errorf("container %q: envFrom[%d]: %w", c.Name, i, ErrUnsupported)
+	r := envResolver{ctx: ctx, env: env, container: c.Name, static: static}
+	vars := map[string]string{}
+	for i := range c.EnvFrom {
+		if err := r.envFrom(&c.EnvFrom[i], i, vars); err != nil {
+			return nil, err
 		}
 	}
-	out := make([]*runtimeapi.KeyValue, 0, len(c.Env))
-	for _, e := range c.Env {
-		value := e.Value
-		if vf := e.ValueFrom; vf != nil {
-			if static && optionalKeyRef(vf) {
-				continue
-			}
-			if vf.FieldRef == nil {
-				return nil, fmt.Errorf("container %q: env %s: only valueFrom.fieldRef is resolved: %w", c.Name, e.Name, ErrUnsupported)
-			}
-			v, err := fieldValue(vf.FieldRef.FieldPath, env)
-			if err != nil {
-				return nil, fmt.Errorf("container %q: env %s: %w", c.Name, e.Name, err)
-			}
-			value = v
+	fromSources := make([]string, 0, len(vars))
+	for k := range vars {
+		fromSources = append(fromSources, k)
+	}
+	slices.Sort(fromSources)
+	out := make([]*runtimeapi.KeyValue, 0, len(vars)+len(c.Env))
+	index := map[string]int{}
+	set := func(k, v string) {
+		if i, ok := index[k]; ok {
+			out[i].Value = []byte(v)
+			return
 		}
-		out = append(out, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(value)})
+		index[k] = len(out)
+		out = append(out, &runtimeapi.KeyValue{Key: k, Value: []byte(v)})
+	}
+	for _, k := range fromSources {
+		set(k, vars[k])
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			set(e.Name, e.Value)
+			continue
+		}
+		v, ok, err := r.valueFrom(e.ValueFrom)
+		if err != nil {
+			return nil, fmt.Errorf("container %q: env %s: %w", c.Name, e.Name, err)
+		}
+		if ok {
+			set(e.Name, v)
+		}
 	}
 	return out, nil
 }
 
-// optionalKeyRef reports whether a variable's only source is an optional
-// Secret or ConfigMap key.
-func optionalKeyRef(vf *corev1.EnvVarSource) bool {
-	if vf.FieldRef != nil || vf.ResourceFieldRef != nil || vf.FileKeyRef != nil {
-		return false
-	}
-	switch {
-	case vf.SecretKeyRef != nil && vf.ConfigMapKeyRef != nil:
-		return false
-	case vf.SecretKeyRef != nil:
-		return isTrue(vf.SecretKeyRef.Optional)
-	case vf.ConfigMapKeyRef != nil:
-		return isTrue(vf.ConfigMapKeyRef.Optional)
-	}
-	return false
+type envResolver struct {
+	ctx       context.Context
+	env       podEnv
+	container string
+	static    bool
 }
 
-// optionalEnvFrom reports whether an envFrom source is one optional Secret
-// or ConfigMap.
-func optionalEnvFrom(e *corev1.EnvFromSource) bool {
+// valueFrom resolves one variable's source; ok is false when an optional
+// source is absent and the variable stays unset.
+func (r *envResolver) valueFrom(vf *corev1.EnvVarSource) (string, bool, error) {
+	pod := r.env.pod
 	switch {
-	case e.SecretRef != nil && e.ConfigMapRef != nil:
-		return false
-	case e.SecretRef != nil:
-		return isTrue(e.SecretRef.Optional)
-	case e.ConfigMapRef != nil:
-		return isTrue(e.ConfigMapRef.Optional)
+	case vf.FieldRef != nil:
+		podIPs := r.env.ips
+		if pod.Spec.HostNetwork && len(podIPs) == 0 {
+			podIPs = r.env.hostIPs // a host-network pod's IPs are the node's
+		}
+		v, err := downward.FieldValue(pod, vf.FieldRef.FieldPath, downward.IPs{Pod: podIPs, Host: r.env.hostIPs})
+		if err != nil {
+			return "", false, fmt.Errorf("%w: %w", err, ErrUnsupported)
+		}
+		return v, true, nil
+	case vf.ResourceFieldRef != nil:
+		v, err := downward.ResourceValue(pod, r.container, vf.ResourceFieldRef, r.env.allocatable)
+		if err != nil {
+			return "", false, fmt.Errorf("%w: %w", err, ErrContainerConfig)
+		}
+		return v, true, nil
+	case vf.ConfigMapKeyRef != nil:
+		ref := vf.ConfigMapKeyRef
+		if err := r.readable(ref.Optional); err != nil || r.static {
+			return "", false, err
+		}
+		cm, err := r.env.sources.ConfigMap(r.ctx, pod.Namespace, ref.Name)
+		if err != nil {
+			return "", false, r.missing("configmap", ref.Name, ref.Optional, err)
+		}
+		if v, ok := cm.Data[ref.Key]; ok {
+			return v, true, nil
+		}
+		if v, ok := cm.BinaryData[ref.Key]; ok {
+			return string(v), true, nil
+		}
+		return "", false, r.noKey("configmap", ref.Name, ref.Key, ref.Optional)
+	case vf.SecretKeyRef != nil:
+		ref := vf.SecretKeyRef
+		if err := r.readable(ref.Optional); err != nil || r.static {
+			return "", false, err
+		}
+		s, err := r.env.sources.Secret(r.ctx, pod.Namespace, ref.Name)
+		if err != nil {
+			return "", false, r.missing("secret", ref.Name, ref.Optional, err)
+		}
+		if v, ok := s.Data[ref.Key]; ok {
+			return string(v), true, nil
+		}
+		return "", false, r.noKey("secret", ref.Name, ref.Key, ref.Optional)
 	}
-	return false
+	return "", false, fmt.Errorf("valueFrom names no source this agent resolves: %w", ErrUnsupported)
+}
+
+// envFrom adds the keys of one envFrom source to vars.
+func (r *envResolver) envFrom(e *corev1.EnvFromSource, i int, vars map[string]string) error {
+	pod := r.env.pod
+	wrap := func(err error) error {
+		return fmt.Errorf("container %q: envFrom[%d]: %w", r.container, i, err)
+	}
+	var kind, name string
+	var optional *bool
+	switch {
+	case e.ConfigMapRef != nil && e.SecretRef == nil:
+		kind, name, optional = "configmap", e.ConfigMapRef.Name, e.ConfigMapRef.Optional
+	case e.SecretRef != nil && e.ConfigMapRef == nil:
+		kind, name, optional = "secret", e.SecretRef.Name, e.SecretRef.Optional
+	default:
+		return wrap(fmt.Errorf("names no single ConfigMap or Secret: %w", ErrUnsupported))
+	}
+	if err := r.readable(optional); err != nil {
+		return wrap(err)
+	}
+	if r.static {
+		return nil
+	}
+	data := map[string]string{}
+	if kind == "configmap" {
+		cm, err := r.env.sources.ConfigMap(r.ctx, pod.Namespace, name)
+		if err != nil {
+			if err := r.missing(kind, name, optional, err); err != nil {
+				return wrap(err)
+			}
+			return nil
+		}
+		for k, v := range cm.Data {
+			data[k] = v
+		}
+	} else {
+		s, err := r.env.sources.Secret(r.ctx, pod.Namespace, name)
+		if err != nil {
+			if err := r.missing(kind, name, optional, err); err != nil {
+				return wrap(err)
+			}
+			return nil
+		}
+		for k, v := range s.Data {
+			data[k] = string(v)
+		}
+	}
+	var invalid []string
+	for k, v := range data {
+		k = e.Prefix + k
+		if len(validation.IsRelaxedEnvVarName(k)) > 0 {
+			invalid = append(invalid, k)
+			continue
+		}
+		vars[k] = v
+	}
+	if len(invalid) > 0 {
+		slices.Sort(invalid)
+		r.env.log.Info("skipped envFrom keys that are not valid variable names", "pod", pod.Namespace+"/"+pod.Name,
+			"container", r.container, kind, pod.Namespace+"/"+name, "keys", strings.Join(invalid, ", "))
+	}
+	return nil
+}
+
+// readable says whether an object reference may be read: a static pod's
+// optional one resolves as absent (nil error; the caller reads nothing),
+// its required one and any without sources are unsupported.
+func (r *envResolver) readable(optional *bool) error {
+	switch {
+	case r.static && isTrue(optional):
+		return nil
+	case r.static:
+		return fmt.Errorf("a static pod may name only optional ConfigMaps and Secrets: %w", ErrUnsupported)
+	case r.env.sources == nil:
+		return fmt.Errorf("ConfigMaps and Secrets need connected mode (an apiserver): %w", ErrUnsupported)
+	}
+	return nil
+}
+
+// missing turns a failed read into the variable's outcome: an optional
+// object that does not exist is absent (nil error), anything else fails
+// the container's creation, keeping the cause for apierrors.IsNotFound.
+func (r *envResolver) missing(kind, name string, optional *bool, err error) error {
+	if isTrue(optional) && apierrors.IsNotFound(err) {
+		return nil
+	}
+	return fmt.Errorf("%s %s/%s: %w: %w", kind, r.env.pod.Namespace, name, ErrContainerConfig, err)
+}
+
+func (r *envResolver) noKey(kind, name, key string, optional *bool) error {
+	if isTrue(optional) {
+		return nil
+	}
+	return fmt.Errorf("%s %s/%s has no key %q: %w", kind, r.env.pod.Namespace, name, key, ErrContainerConfig)
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
-
-// fieldValue resolves a downward API field path against the pod.
-func fieldValue(path string, env podEnv) (string, error) {
-	pod := env.pod
-	if key, ok := subscript(path, "metadata.labels"); ok {
-		return pod.Labels[key], nil
-	}
-	if key, ok := subscript(path, "metadata.annotations"); ok {
-		return pod.Annotations[key], nil
-	}
-	switch path {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "spec.nodeName":
-		return pod.Spec.NodeName, nil
-	case "spec.serviceAccountName":
-		return pod.Spec.ServiceAccountName, nil
-	case "status.podIP":
-		if len(env.ips) > 0 {
-			return env.ips[0], nil
-		}
-		return "", nil
-	case "status.podIPs":
-		return strings.Join(env.ips, ","), nil
-	}
-	return "", fmt.Errorf("fieldRef %q: %w", path, ErrUnsupported)
-}
-
-// subscript parses `prefix['key']`.
-func subscript(path, prefix string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, prefix+"['")
-	if !ok {
-		return "", false
-	}
-	return strings.CutSuffix(rest, "']")
-}

@@ -20,6 +20,11 @@ var (
 	// ErrUnsupported: the pod asks for something this runtime layer does
 	// not provide (such as an environment variable from a Secret).
 	ErrUnsupported = errors.New("not supported")
+	// ErrContainerConfig: a container's environment names a ConfigMap, a
+	// Secret or a key of one that is missing (and not optional), or a
+	// resource value that cannot be had; it clears once the object exists.
+	// The cause (apierrors.IsNotFound) stays wrapped.
+	ErrContainerConfig = errors.New("container configuration unresolved")
 	// ErrSecurityContext: a container's securityContext cannot be honoured
 	// on this node (a profile it lacks, runAsNonRoot with a root image, ...).
 	// The error is a *SecurityError naming the container and the field.
@@ -95,6 +100,7 @@ func WaitingReason(err error) string {
 		{ErrCreateSandbox, "CreatePodSandboxError"},
 		{ErrUnsupported, "CreateContainerConfigError"},
 		{ErrSecurityContext, "CreateContainerConfigError"},
+		{ErrContainerConfig, "CreateContainerConfigError"},
 		{ErrCreateContainer, "CreateContainerError"},
 		{ErrStartContainer, "RunContainerError"},
 	} {

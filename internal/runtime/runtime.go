@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
+
+	"github.com/nodeagent/nodeagent/internal/downward"
 )
 
 // Options configure a Runtime. Only Endpoint is required.
@@ -47,6 +49,18 @@ type Options struct {
 	// GarbageCollect keeps (default 1), so that restart counts and the last
 	// termination survive.
 	MaxDeadPerContainer int
+
+	// Sources reads the ConfigMaps and Secrets API pods' environments
+	// name; nil (standalone) refuses them with ErrUnsupported. Static
+	// pods never read through it.
+	Sources EnvSources
+	// HostIPs are the node's IPs, primary first: status.hostIP(s) in a
+	// fieldRef.
+	HostIPs []string
+	// Allocatable gives the node's allocatable resources, which a
+	// resourceFieldRef of a limit the container does not set reports; nil
+	// fails such a container with ErrContainerConfig.
+	Allocatable downward.Allocatable
 
 	Logger logr.Logger
 	Clock  clock.Clock

@@ -2,8 +2,8 @@
 // volumeMounts into the bind mounts the runtime package creates containers
 // with.
 //
-//	m, err := volumes.New(volumes.Options{RootDir: "/var/lib/nodeagent"})
-//	mounts, err := m.Setup(pod)         // runtime.ContainerMounts, by container name
+//	m, err := volumes.New(volumes.Options{RootDir: "/var/lib/nodeagent", Sources: objects})
+//	mounts, err := m.Setup(ctx, pod)    // runtime.ContainerMounts, by container name
 //	res, err := rt.SyncPod(ctx, pod, mounts, status, hooks)
 //	...
 //	err = m.Cleanup(pod.UID)            // once the pod is terminated
@@ -11,9 +11,18 @@
 // emptyDir volumes are directories under
 // <RootDir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>, world
 // writable as the kubelet makes them; they live as long as the pod. hostPath
-// volumes are checked (or created) according to their type. Other volume
-// kinds (configMap, secret, projected, ...) are not handled here yet: Setup
-// fails with ErrUnsupportedVolume naming the volume, as does subPathExpr.
+// volumes are checked (or created) according to their type.
+//
+// configMap, secret, downwardAPI and projected volumes (configMap, secret,
+// downwardAPI and serviceAccountToken sources) hold what Options.Sources
+// reads, written under kubernetes.io~configmap, ~secret, ~downward-api and
+// ~projected as the kubelet lays them out, and rewritten atomically
+// (atomic.go) when it changes; they are mounted read-only. Without Sources
+// (standalone) only downwardAPI volumes are set up; the others fail with
+// ErrUnsupportedVolume. A written volume whose source cannot be read keeps
+// its last content. Secrets are written to the disk, not a tmpfs: the
+// directory above them is root's (0750). Other volume kinds, and
+// subPathExpr, fail with ErrUnsupportedVolume naming the volume.
 //
 // A subPath is resolved beneath its volume, symlinks the pod's containers
 // may have planted included, and never leads out of it: the runtime gets a

@@ -1,6 +1,7 @@
 package volumes_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func Example() {
 			}}},
 		},
 	}
-	mounts, err := m.Setup(pod)
+	mounts, err := m.Setup(context.Background(), pod)
 	if err != nil {
 		fmt.Println(err)
 		return

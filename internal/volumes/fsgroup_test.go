@@ -1,6 +1,7 @@
 package volumes
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,7 +23,7 @@ func TestSetupFSGroup(t *testing.T) {
 	fsGroup := int64(4321)
 	pod := podWith([]corev1.Volume{emptyDir("scratch"), hostPath("h", host, corev1.HostPathDirectory)})
 	pod.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: &fsGroup}
-	if _, err := m.Setup(pod); err != nil {
+	if _, err := m.Setup(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
 	scratch := m.EmptyDirPath(pod.UID, "scratch")
@@ -49,7 +50,7 @@ func TestSetupFSGroup(t *testing.T) {
 	if err := os.Chown(scratch, -1, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Setup(pod); err != nil {
+	if _, err := m.Setup(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
 	checkGroup(scratch, 4321, os.ModeSetgid|0o070)
@@ -58,7 +59,7 @@ func TestSetupFSGroup(t *testing.T) {
 	// Without fsGroup nothing changes hands.
 	other := podWith([]corev1.Volume{emptyDir("plain")})
 	other.UID = "u2"
-	if _, err := m.Setup(other); err != nil {
+	if _, err := m.Setup(context.Background(), other); err != nil {
 		t.Fatal(err)
 	}
 	checkGroup(m.EmptyDirPath(other.UID, "plain"), 0, 0)

@@ -1,17 +1,20 @@
 package volumes
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/downward"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
@@ -21,14 +24,29 @@ type Options struct {
 	// <RootDir>/pods. Required.
 	RootDir string
 	Logger  logr.Logger
+
+	// Sources reads the ConfigMaps, Secrets and tokens that configMap,
+	// secret and projected volumes hold; nil (standalone) refuses those
+	// volumes with ErrUnsupportedVolume.
+	Sources Sources
+	// Allocatable gives the node's allocatable resources, which a
+	// downwardAPI resourceFieldRef of a limit a container does not set
+	// reports; nil fails such a volume.
+	Allocatable downward.Allocatable
 }
 
-// Manager sets up and cleans up pods' volumes. It keeps no state: every
-// answer is derived from the pod and the file system, so it is safe for
+// Manager sets up and cleans up pods' volumes. Every answer is derived
+// from the pod, its sources and the file system; the only state is which
+// volumes it has logged as kept on their last content. It is safe for
 // concurrent use on different pods.
 type Manager struct {
-	root string
-	log  logr.Logger
+	root        string
+	log         logr.Logger
+	sources     Sources
+	allocatable downward.Allocatable
+
+	mu   sync.Mutex
+	kept map[string]bool // "<uid>/<volume>"
 }
 
 // New returns a Manager.
@@ -39,7 +57,8 @@ func New(opts Options) (*Manager, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
-	return &Manager{root: filepath.Clean(opts.RootDir), log: opts.Logger.WithName("volumes")}, nil
+	return &Manager{root: filepath.Clean(opts.RootDir), log: opts.Logger.WithName("volumes"),
+		sources: opts.Sources, allocatable: opts.Allocatable, kept: map[string]bool{}}, nil
 }
 
 // PodDir is the pod's directory: <RootDir>/pods/<uid>.
@@ -53,16 +72,26 @@ func (m *Manager) EmptyDirPath(uid types.UID, volume string) string {
 }
 
 // Setup makes the pod's volumes ready (creating emptyDirs, checking or
-// creating hostPaths) and returns each container's mounts. It is
-// idempotent: call it before every sync.
-func (m *Manager) Setup(pod *corev1.Pod) (runtime.ContainerMounts, error) {
+// creating hostPaths, writing configMap, secret, downwardAPI and projected
+// volumes anew when what they hold changed) and returns each container's
+// mounts. It is idempotent: call it before every sync; ctx bounds the
+// reads of the pod's objects.
+func (m *Manager) Setup(ctx context.Context, pod *corev1.Pod) (runtime.ContainerMounts, error) {
 	if err := checkUID(pod.UID); err != nil {
 		return nil, err
 	}
 	paths := make(map[string]string, len(pod.Spec.Volumes))
+	apiData := map[string]bool{}
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
-		path, err := m.setupVolume(pod.UID, v)
+		var path string
+		var err error
+		if kind := apiDataKind(v); kind != "" {
+			path, err = m.setupAPIData(ctx, pod, v, kind)
+			apiData[v.Name] = true
+		} else {
+			path, err = m.setupVolume(pod.UID, v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
@@ -85,12 +114,16 @@ func (m *Manager) Setup(pod *corev1.Pod) (runtime.ContainerMounts, error) {
 			c := &cs[i]
 			for j, vm := range c.VolumeMounts {
 				mount, err := resolveMount(paths, vm)
+				if apiData[vm.Name] {
+					// The agent's own writes only, as the kubelet mounts them.
+					mount.ReadOnly = true
+				}
 				if err == nil && vm.SubPath != "" {
 					if sub == nil {
 						sub, err = m.newSubPathMounter(pod.UID)
 					}
 					if err == nil {
-						mount.HostPath, err = sub.mount(c.Name, j, vm, mount.HostPath)
+						mount.HostPath, err = sub.mount(c.Name, j, vm, mount.HostPath, apiData[vm.Name])
 					}
 				}
 				if err != nil {
@@ -125,7 +158,7 @@ func (m *Manager) setupVolume(uid types.UID, v *corev1.Volume) (string, error) {
 	case v.HostPath != nil:
 		return checkHostPath(v.Name, v.HostPath)
 	}
-	return "", fmt.Errorf("volume %q: only emptyDir and hostPath are set up: %w", v.Name, ErrUnsupportedVolume)
+	return "", fmt.Errorf("volume %q: only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes are set up: %w", v.Name, ErrUnsupportedVolume)
 }
 
 // resolveMount maps a volumeMount onto its volume's host path; a subPath
@@ -174,6 +207,7 @@ func (m *Manager) Cleanup(uid types.UID) error {
 	if err := unmountAll(filepath.Join(pods.Name(), string(uid))); err != nil {
 		return fmt.Errorf("removing the volumes of pod %s: %w", uid, err)
 	}
+	m.forget(uid)
 	if err := pods.RemoveAll(string(uid)); err != nil {
 		return fmt.Errorf("removing the volumes of pod %s: %w", uid, err)
 	}

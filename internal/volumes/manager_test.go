@@ -1,6 +1,7 @@
 package volumes
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -53,7 +54,7 @@ func TestSetupMounts(t *testing.T) {
 	)
 	pod.Spec.InitContainers = []corev1.Container{{Name: "init", VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/out"}}}}
 
-	mounts, err := m.Setup(pod)
+	mounts, err := m.Setup(context.Background(), pod)
 	if err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
@@ -84,7 +85,7 @@ func TestSetupMounts(t *testing.T) {
 	}
 
 	// Setup is idempotent, and Cleanup removes the pod's directory only.
-	if _, err := m.Setup(pod); err != nil {
+	if _, err := m.Setup(context.Background(), pod); err != nil {
 		t.Fatalf("second Setup: %v", err)
 	}
 	if err := m.Cleanup(pod.UID); err != nil {
@@ -183,7 +184,7 @@ func TestSetupErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, root := newManager(t)
-			if _, err := m.Setup(tc.pod); !errors.Is(err, tc.wantErr) {
+			if _, err := m.Setup(context.Background(), tc.pod); !errors.Is(err, tc.wantErr) {
 				t.Errorf("Setup error = %v, want %v", err, tc.wantErr)
 			}
 			if _, err := os.Stat(filepath.Join(root, "escaped")); !errors.Is(err, os.ErrNotExist) {

@@ -63,8 +63,11 @@ func (m *Manager) newSubPathMounter(uid types.UID) (*subPathMounter, error) {
 func (s *subPathMounter) close() { _ = s.pods.Close() }
 
 // mount returns the host path of the index'th volumeMount of container,
-// which has a subPath into the volume at volPath.
-func (s *subPathMounter) mount(container string, index int, vm corev1.VolumeMount, volPath string) (string, error) {
+// which has a subPath into the volume at volPath. With keep (a volume the
+// agent writes atomically), a mount made once is kept: it holds the file
+// it was made of, not a later update, as the kubelet's subPaths of such
+// volumes do.
+func (s *subPathMounter) mount(container string, index int, vm corev1.VolumeMount, volPath string, keep bool) (string, error) {
 	refuse := func(why error) error {
 		return fmt.Errorf("volumeMount %s: volume %q subPath %q: %w: %w", vm.MountPath, vm.Name, vm.SubPath, why, ErrInvalidMount)
 	}
@@ -73,13 +76,18 @@ func (s *subPathMounter) mount(container string, index int, vm corev1.VolumeMoun
 	}
 	rel := filepath.Join(s.uid, subPathsDir, vm.Name, container, strconv.Itoa(index))
 	target := filepath.Join(s.pods.Name(), rel)
+	if keep && s.mounted[target] {
+		return target, nil
+	}
 	root, err := unix.Open(volPath, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", refuse(fmt.Errorf("opening the volume at %s: %w", volPath, err))
 	}
 	defer unix.Close(root)
 	fd, err := openBeneath(root, vm.SubPath)
-	if errors.Is(err, unix.ENOENT) {
+	// A missing subPath is created, but not in a volume the agent writes
+	// atomically: that holds nothing but its payload.
+	if errors.Is(err, unix.ENOENT) && !keep {
 		fd, err = makeDirsBeneath(root, vm.SubPath)
 	}
 	if err != nil {

@@ -1,6 +1,7 @@
 package volumes
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -89,7 +90,7 @@ func TestSubPathSymlinkPlantedAfterStart(t *testing.T) {
 	pod := subPathPod(emptyDir("data"), "sub")
 	cleanupPod(t, m, pod)
 
-	first, err := m.Setup(pod)
+	first, err := m.Setup(context.Background(), pod)
 	if err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
@@ -106,7 +107,7 @@ func TestSubPathSymlinkPlantedAfterStart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := m.Setup(pod); !errors.Is(err, errEscapes) || !errors.Is(err, ErrInvalidMount) {
+	if _, err := m.Setup(context.Background(), pod); !errors.Is(err, errEscapes) || !errors.Is(err, ErrInvalidMount) {
 		t.Errorf("second Setup = %v, want %v and %v", err, errEscapes, ErrInvalidMount)
 	}
 	if got, err := os.ReadFile(filepath.Join(target, "mine")); err != nil || string(got) != "volume" {
@@ -125,12 +126,12 @@ func TestSubPathReplacedInsideIsRemounted(t *testing.T) {
 	m, _ := newManager(t)
 	pod := subPathPod(emptyDir("data"), "sub")
 	cleanupPod(t, m, pod)
-	first, err := m.Setup(pod)
+	first, err := m.Setup(context.Background(), pod)
 	if err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
 	target := first["victim"][0].HostPath
-	if _, err := m.Setup(pod); err != nil {
+	if _, err := m.Setup(context.Background(), pod); err != nil {
 		t.Fatalf("second Setup: %v", err)
 	}
 	if n := len(mountsMentioning(t, target)); n != 1 {
@@ -150,7 +151,7 @@ func TestSubPathReplacedInsideIsRemounted(t *testing.T) {
 	if err := os.Symlink("other", filepath.Join(data, "sub")); err != nil {
 		t.Fatal(err)
 	}
-	again, err := m.Setup(pod)
+	again, err := m.Setup(context.Background(), pod)
 	if err != nil {
 		t.Fatalf("Setup after the replacement: %v", err)
 	}
@@ -185,7 +186,7 @@ func TestSubPathSymlinkOutIsRefused(t *testing.T) {
 			m, _ := newManager(t)
 			pod := subPathPod(hostPath("hp", vol, corev1.HostPathDirectory), subPath)
 			cleanupPod(t, m, pod)
-			_, err := m.Setup(pod)
+			_, err := m.Setup(context.Background(), pod)
 			if !errors.Is(err, ErrInvalidMount) || !errors.Is(err, errEscapes) {
 				t.Fatalf("Setup error = %v, want %v and %v", err, errEscapes, ErrInvalidMount)
 			}
@@ -218,7 +219,7 @@ func TestSubPathFile(t *testing.T) {
 	}
 	pod := subPathPod(hostPath("hp", vol, corev1.HostPathDirectory), "current")
 	cleanupPod(t, m, pod)
-	mounts, err := m.Setup(pod)
+	mounts, err := m.Setup(context.Background(), pod)
 	if err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
@@ -241,7 +242,7 @@ func TestCleanupUnmountsSubPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod := subPathPod(hostPath("hp", vol, corev1.HostPathDirectory), "data")
-	if _, err := m.Setup(pod); err != nil {
+	if _, err := m.Setup(context.Background(), pod); err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
 	if err := m.Cleanup(pod.UID); err != nil {
@@ -274,7 +275,7 @@ func BenchmarkSetupSubPath(b *testing.B) {
 			pod := subPathPod(emptyDir("data"), subPath)
 			defer m.Cleanup(pod.UID)
 			for b.Loop() {
-				if _, err := m.Setup(pod); err != nil {
+				if _, err := m.Setup(context.Background(), pod); err != nil {
 					b.Fatal(err)
 				}
 			}
