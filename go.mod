@@ -69,6 +69,7 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/nodeagent/nodeagent/staging/config v0.0.0
 	github.com/nodeagent/nodeagent/staging/mirror v0.0.0
+	github.com/nodeagent/nodeagent/staging/objectcache v0.0.0
 	github.com/nodeagent/nodeagent/staging/podmanager v0.0.0
 	github.com/nodeagent/nodeagent/staging/podtypes v0.0.0
 	github.com/nodeagent/nodeagent/staging/podworkers v0.0.0
@@ -92,6 +93,8 @@ require (
 replace github.com/nodeagent/nodeagent/staging/config => ./staging/config
 
 replace github.com/nodeagent/nodeagent/staging/mirror => ./staging/mirror
+
+replace github.com/nodeagent/nodeagent/staging/objectcache => ./staging/objectcache
 
 replace github.com/nodeagent/nodeagent/staging/podtypes => ./staging/podtypes
 

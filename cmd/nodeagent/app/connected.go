@@ -23,6 +23,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/staging/config"
 	"github.com/nodeagent/nodeagent/staging/mirror"
+	"github.com/nodeagent/nodeagent/staging/objectcache"
 )
 
 // validateConnected checks the connected-mode options; they are checked
@@ -115,7 +116,7 @@ func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHea
 	if err != nil {
 		return nil, err
 	}
-	taints, _ := node.ParseTaints(o.RegisterWithTaints) // validated
+	taints, _ := node.ParseTaints(o.RegisterWithTaints)   // validated
 	thresholds, _ := node.ParseThresholds(o.EvictionHard) // validated
 	var reserved []v1.ResourceList
 	for flag, m := range map[string]map[string]string{"--system-reserved": o.SystemReserved, "--kube-reserved": o.KubeReserved} {
@@ -176,10 +177,25 @@ func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logg
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return id.Run(gctx) })
 	g.Go(func() error { return nd.Run(gctx) })
-	g.Go(func() error { return p.objects.Run(gctx, client) })
+	g.Go(func() error { return p.objects.Run(gctx, client, nd.Current) })
 	g.Go(func() error { return source.Run(gctx) })
 	g.Go(func() error {
 		return p.agent.RunConnected(gctx, agent.Connection{Client: client, Node: mirror.NodeGetterFunc(nd.Current)})
 	})
 	return g.Wait()
+}
+
+// podObjects builds, in connected mode, the part that reads what the pods
+// from the apiserver reference; nil in standalone mode. changed is told
+// of every change of a watched ConfigMap or Secret.
+func (o *Options) podObjects(reg metrics.KubeRegistry, changed func(secret bool, namespace, name string), log logr.Logger) (*podobjects.Objects, error) {
+	if o.Kubeconfig == "" {
+		return nil, nil
+	}
+	mx, err := objectcache.NewMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("registering the object cache metrics: %w", err)
+	}
+	strategy, _ := podobjects.ParseStrategy(o.ObjectChangeDetection) // validated
+	return podobjects.New(podobjects.Options{Strategy: strategy, OnChange: changed, Metrics: mx, Logger: log})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/configfile"
 	"github.com/nodeagent/nodeagent/internal/node"
+	"github.com/nodeagent/nodeagent/internal/podobjects"
 	"github.com/nodeagent/nodeagent/staging/config"
 )
 

@@ -42,16 +42,36 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		}
 	}
 
+	// One registry for every part; nothing registers globally.
+	reg := metrics.NewKubeRegistry()
+	reg.RawMustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+
+	// In connected mode, what the pods from the apiserver reference: read
+	// once the node's identity is loaded. The agent, built below, syncs the
+	// pods that use an object that changed.
+	var ag *agent.Agent
+	objects, err := o.podObjects(reg, func(secret bool, namespace, name string) { ag.ObjectChanged(secret, namespace, name) }, log)
+	if err != nil {
+		return err
+	}
+
 	// The container runtime: nothing runs without it, so it is checked first.
-	rt, err := runtime.New(ctx, runtime.Options{
+	rtOpts := runtime.Options{
 		Endpoint:       o.CRIEndpoint,
 		RequestTimeout: o.RuntimeRequestTimeout,
 		LogRoot:        o.PodLogDir,
 		CgroupRoot:     o.CgroupRoot,
 		// Localhost seccomp profiles, where the kubelet keeps them.
 		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
+		HostIPs:            nodeIPs(o.NodeIP),
 		Logger:             log,
-	})
+	}
+	volOpts := volumes.Options{RootDir: o.RootDir, Logger: log}
+	if objects != nil { // never a nil *Objects in an interface
+		rtOpts.Sources, rtOpts.Allocatable = objects, objects.Allocatable
+		volOpts.Sources, volOpts.Allocatable = objects, objects.Allocatable
+	}
+	rt, err := runtime.New(ctx, rtOpts)
 	if errors.Is(err, runtime.ErrRuntimeUnavailable) {
 		return fmt.Errorf("%w (is containerd running? set --cri-endpoint)", err)
 	} else if err != nil {
@@ -59,14 +79,11 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	}
 	defer rt.Close()
 
-	vols, err := volumes.New(volumes.Options{RootDir: o.RootDir, Logger: log})
+	vols, err := volumes.New(volOpts)
 	if err != nil {
 		return err
 	}
 
-	// One registry for every part; nothing registers globally.
-	reg := metrics.NewKubeRegistry()
-	reg.RawMustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	configMetrics, err := config.NewMetrics(reg)
 	if err != nil {
 		return fmt.Errorf("registering the config metrics: %w", err)
@@ -119,7 +136,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		store = bolt
 	}
 
-	ag, err := agent.New(agent.Options{
+	agentOpts := agent.Options{
 		NodeName:             o.NodeName,
 		NodeIPs:              nodeIPs(o.NodeIP),
 		RootDir:              o.RootDir,
@@ -137,7 +154,11 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		Registry:             reg,
 		Logger:               log,
 		Clock:                clock.RealClock{},
-	})
+	}
+	if objects != nil {
+		agentOpts.Objects = objects
+	}
+	ag, err = agent.New(agentOpts)
 	if err != nil {
 		return err
 	}
@@ -201,7 +222,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	g.Go(func() error { return api.Run(gctx) })
 	if o.Kubeconfig != "" {
 		g.Go(func() error {
-			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg}, log)
+			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg, objects: objects}, log)
 		})
 	}
 	if serve != nil {

@@ -1,0 +1,253 @@
+package podobjects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/nodeagent/nodeagent/internal/tokens"
+	"github.com/nodeagent/nodeagent/staging/objectcache"
+)
+
+// ErrNotConnected: the agent has no client for the apiserver yet.
+var ErrNotConnected = errors.New("not connected to the apiserver yet")
+
+// Strategy is how ConfigMap and Secret changes are detected.
+type Strategy string
+
+// The strategies, named as the kubelet names them.
+const (
+	// Watch watches each referenced mutable object by name.
+	Watch Strategy = "Watch"
+	// Cache reads an object when asked and serves it for a TTL.
+	Cache Strategy = "Cache"
+	// Get reads the object every time it is asked for.
+	Get Strategy = "Get"
+)
+
+// ParseStrategy reads a --config-map-and-secret-change-detection-strategy
+// value.
+func ParseStrategy(s string) (Strategy, error) {
+	switch st := Strategy(s); st {
+	case Watch, Cache, Get:
+		return st, nil
+	}
+	return "", fmt.Errorf("unknown change detection strategy %q: want %s, %s or %s", s, Watch, Cache, Get)
+}
+
+// Options configure an Objects.
+type Options struct {
+	Strategy Strategy
+	// OnChange is called, with the Watch strategy, after a referenced
+	// ConfigMap (secret false) or Secret (secret true) was created,
+	// changed or deleted. It must not block.
+	OnChange func(secret bool, namespace, name string)
+	// Metrics receive the caches' metrics; nil: none.
+	Metrics *objectcache.Metrics
+	Logger  logr.Logger
+	Clock   clock.WithTicker
+}
+
+// getter is what a strategy offers for one kind.
+type getter[T any] interface {
+	RegisterPod(*corev1.Pod)
+	UnregisterPod(*corev1.Pod)
+	Get(ctx context.Context, namespace, name string) (T, error)
+}
+
+// Objects is safe for concurrent use.
+type Objects struct {
+	opts Options
+	log  logr.Logger
+
+	mu         sync.RWMutex
+	configMaps getter[*corev1.ConfigMap]
+	secrets    getter[*corev1.Secret]
+	tokens     *tokens.Manager
+	node       func(context.Context) (*corev1.Node, error)
+	// pods are the registered pods, given to the caches once they exist.
+	pods map[types.UID]*corev1.Pod
+}
+
+// New returns an Objects that reads nothing until Run.
+func New(opts Options) (*Objects, error) {
+	if _, err := ParseStrategy(string(opts.Strategy)); err != nil {
+		return nil, err
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = logr.Discard()
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &Objects{opts: opts, log: opts.Logger.WithName("pod-objects"), pods: map[types.UID]*corev1.Pod{}}, nil
+}
+
+// Run reads objects with client, the node's, until ctx ends; node
+// returns the Node, for its allocatable resources. It may be called once.
+func (o *Objects) Run(ctx context.Context, client kubernetes.Interface, node func(context.Context) (*corev1.Node, error)) error {
+	var cms getter[*corev1.ConfigMap]
+	var secrets getter[*corev1.Secret]
+	var runs []func(context.Context) error
+	switch o.opts.Strategy {
+	case Watch:
+		cw, err := objectcache.NewWatching(objectcache.ConfigMaps(), objectcache.WatchingOptions{
+			Client: client, Logger: o.log, Metrics: o.opts.Metrics, Clock: o.opts.Clock,
+			OnChange: func(ns, name string) { o.changed(false, ns, name) },
+		})
+		if err != nil {
+			return err
+		}
+		sw, err := objectcache.NewWatching(objectcache.Secrets(), objectcache.WatchingOptions{
+			Client: client, Logger: o.log, Metrics: o.opts.Metrics, Clock: o.opts.Clock,
+			OnChange: func(ns, name string) { o.changed(true, ns, name) },
+		})
+		if err != nil {
+			return err
+		}
+		cms, secrets, runs = cw, sw, []func(context.Context) error{cw.Run, sw.Run}
+	case Cache:
+		cc, err := objectcache.NewCaching(objectcache.ConfigMaps(), objectcache.CachingOptions{Client: client, Logger: o.log, Metrics: o.opts.Metrics, Clock: o.opts.Clock})
+		if err != nil {
+			return err
+		}
+		sc, err := objectcache.NewCaching(objectcache.Secrets(), objectcache.CachingOptions{Client: client, Logger: o.log, Metrics: o.opts.Metrics, Clock: o.opts.Clock})
+		if err != nil {
+			return err
+		}
+		cms, secrets = cc, sc
+	case Get:
+		cms = fetcher[*corev1.ConfigMap]{get: func(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+			return client.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		}}
+		secrets = fetcher[*corev1.Secret]{get: func(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+			return client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+		}}
+	}
+	tm, err := tokens.New(tokens.Options{Client: client, Clock: o.opts.Clock, Logger: o.log})
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	if o.configMaps != nil {
+		o.mu.Unlock()
+		return errors.New("podobjects: Run called twice")
+	}
+	o.configMaps, o.secrets, o.tokens, o.node = cms, secrets, tm, node
+	for _, pod := range o.pods {
+		cms.RegisterPod(pod)
+		secrets.RegisterPod(pod)
+	}
+	o.mu.Unlock()
+	errs := make(chan error, len(runs))
+	for _, run := range runs {
+		go func() { errs <- run(ctx) }()
+	}
+	<-ctx.Done()
+	var err2 error
+	for range runs {
+		err2 = errors.Join(err2, <-errs)
+	}
+	return err2
+}
+
+func (o *Objects) changed(secret bool, ns, name string) {
+	if o.opts.OnChange != nil {
+		o.opts.OnChange(secret, ns, name)
+	}
+}
+
+// RegisterPod records the objects pod references; call it whenever an API
+// pod is added or changed.
+func (o *Objects) RegisterPod(pod *corev1.Pod) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.pods[pod.UID] = pod
+	if o.configMaps != nil {
+		o.configMaps.RegisterPod(pod)
+		o.secrets.RegisterPod(pod)
+	}
+}
+
+// UnregisterPod forgets what pod references, and its tokens.
+func (o *Objects) UnregisterPod(pod *corev1.Pod) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.pods, pod.UID)
+	if o.configMaps != nil {
+		o.configMaps.UnregisterPod(pod)
+		o.secrets.UnregisterPod(pod)
+		o.tokens.DeletePod(pod.UID)
+	}
+}
+
+// ConfigMap returns the ConfigMap namespace/name, which a registered pod
+// references. A missing one yields the apiserver's NotFound.
+func (o *Objects) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
+	o.mu.RLock()
+	g := o.configMaps
+	o.mu.RUnlock()
+	if g == nil {
+		return nil, fmt.Errorf("configmap %s/%s: %w", namespace, name, ErrNotConnected)
+	}
+	return g.Get(ctx, namespace, name)
+}
+
+// Secret returns the Secret namespace/name, which a registered pod
+// references. A missing one yields the apiserver's NotFound.
+func (o *Objects) Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	o.mu.RLock()
+	g := o.secrets
+	o.mu.RUnlock()
+	if g == nil {
+		return nil, fmt.Errorf("secret %s/%s: %w", namespace, name, ErrNotConnected)
+	}
+	return g.Get(ctx, namespace, name)
+}
+
+// ServiceAccountToken returns a token of the pod's service account, bound
+// to the pod, as the projection asks.
+func (o *Objects) ServiceAccountToken(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTokenProjection) (string, error) {
+	o.mu.RLock()
+	tm := o.tokens
+	o.mu.RUnlock()
+	if tm == nil {
+		return "", fmt.Errorf("service account token of pod %s/%s: %w", pod.Namespace, pod.Name, ErrNotConnected)
+	}
+	return tm.Token(ctx, pod, p)
+}
+
+// Allocatable is the Node's allocatable resources: what a container
+// without a limit may use, for the downward API.
+func (o *Objects) Allocatable() (corev1.ResourceList, error) {
+	o.mu.RLock()
+	node := o.node
+	o.mu.RUnlock()
+	if node == nil {
+		return nil, fmt.Errorf("the Node's allocatable resources: %w", ErrNotConnected)
+	}
+	n, err := node(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("the Node's allocatable resources: %w", err)
+	}
+	return n.Status.Allocatable, nil
+}
+
+// fetcher is the Get strategy: every read goes to the apiserver.
+type fetcher[T any] struct {
+	get func(ctx context.Context, namespace, name string) (T, error)
+}
+
+func (fetcher[T]) RegisterPod(*corev1.Pod)   {}
+func (fetcher[T]) UnregisterPod(*corev1.Pod) {}
+func (f fetcher[T]) Get(ctx context.Context, namespace, name string) (T, error) {
+	return f.get(ctx, namespace, name)
+}

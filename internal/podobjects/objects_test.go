@@ -1,0 +1,126 @@
+package podobjects
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func podUsing(name, configMap string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: "uid-" + "name"},
+		Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: configMap}}}}}},
+	}
+}
+
+func TestParseStrategy(t *testing.T) {
+	for _, s := range []string{"Watch", "Cache", "Get"} {
+		if got, err := ParseStrategy(s); err != nil || string(got) != s {
+			t.Errorf("ParseStrategy(%q) = %q, %v", s, got, err)
+		}
+	}
+	if _, err := ParseStrategy("watch"); err == nil {
+		t.Error("a misspelt strategy was taken")
+	}
+}
+
+func TestNothingIsReadBeforeRun(t *testing.T) {
+	o, err := New(Options{Strategy: Watch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.RegisterPod(podUsing("p", "cfg"))
+	if _, err := o.ConfigMap(context.Background(), "ns", "cfg"); !errors.Is(err, ErrNotConnected) {
+		t.Errorf("ConfigMap before Run: %v, want ErrNotConnected", err)
+	}
+	if _, err := o.ServiceAccountToken(context.Background(), podUsing("p", "cfg"), &corev1.ServiceAccountTokenProjection{}); !errors.Is(err, ErrNotConnected) {
+		t.Errorf("token before Run: %v, want ErrNotConnected", err)
+	}
+	if _, err := o.Allocatable(); !errors.Is(err, ErrNotConnected) {
+		t.Errorf("Allocatable before Run: %v, want ErrNotConnected", err)
+	}
+}
+
+// Each strategy serves the objects of pods registered before Run and
+// after; Watch also reports changes.
+func TestStrategies(t *testing.T) {
+	for _, s := range []Strategy{Watch, Cache, Get} {
+		t.Run(string(s), func(t *testing.T) {
+			client := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "early", Namespace: "ns"}, Data: map[string]string{"k": "1"}})
+			var mu sync.Mutex
+			var changes []string
+			o, err := New(Options{Strategy: s, OnChange: func(secret bool, ns, name string) {
+				mu.Lock()
+				defer mu.Unlock()
+				changes = append(changes, ns+"/"+name)
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.RegisterPod(podUsing("before", "early"))
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			node := &corev1.Node{Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourcePods: *newQuantity(110)}}}
+			go func() { done <- o.Run(ctx, client, func(context.Context) (*corev1.Node, error) { return node, nil }) }()
+			defer func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			}()
+			var cm *corev1.ConfigMap
+			deadline := time.Now().Add(5 * time.Second)
+			for cm == nil && time.Now().Before(deadline) {
+				if got, err := o.ConfigMap(ctx, "ns", "early"); err == nil {
+					cm = got
+				} else {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			if cm == nil || cm.Data["k"] != "1" {
+				t.Fatalf("ConfigMap of a pod registered before Run = %v", cm)
+			}
+			o.RegisterPod(podUsing("after", "late"))
+			if _, err := o.ConfigMap(ctx, "ns", "late"); !apierrors.IsNotFound(err) {
+				t.Errorf("a missing ConfigMap: %v, want NotFound", err)
+			}
+			if alloc, err := o.Allocatable(); err != nil || alloc.Pods().Value() != 110 {
+				t.Errorf("Allocatable = %v, %v", alloc, err)
+			}
+			if s != Watch {
+				return
+			}
+			if _, err := client.CoreV1().ConfigMaps("ns").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: "ns"}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for time.Now().Before(deadline) {
+				mu.Lock()
+				n := len(changes)
+				mu.Unlock()
+				if n > 0 {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(changes) != 1 || changes[0] != "ns/late" {
+				t.Errorf("changes = %v, want the creation of ns/late", changes)
+			}
+		})
+	}
+}
+
+func newQuantity(v int64) *resource.Quantity { return resource.NewQuantity(v, resource.DecimalSI) }
