@@ -138,7 +138,7 @@ func (m *Manager) fetch(ctx context.Context, k key, pod *corev1.Pod, tr *authent
 		}
 	} else if apierrors.IsForbidden(err) {
 		m.metrics.request("forbidden")
-		err = fmt.Errorf("the apiserver refused the node a token for it (a node may have tokens only for pods bound to it): %w", err)
+		err = fmt.Errorf("the apiserver refused the node a token for it (a node may have tokens only for pods bound to it, for the audiences those pods name): %w", err)
 	} else {
 		m.metrics.request("error")
 	}
