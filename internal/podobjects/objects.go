@@ -50,8 +50,10 @@ type Options struct {
 	// ConfigMap (secret false) or Secret (secret true) was created,
 	// changed or deleted. It must not block.
 	OnChange func(secret bool, namespace, name string)
-	// Metrics receive the caches' metrics; nil: none.
-	Metrics *objectcache.Metrics
+	// Metrics and TokenMetrics receive the caches' and the tokens'
+	// metrics; nil: none.
+	Metrics      *objectcache.Metrics
+	TokenMetrics *tokens.Metrics
 	Logger  logr.Logger
 	Clock   clock.WithTicker
 }
@@ -132,7 +134,7 @@ func (o *Objects) Run(ctx context.Context, client kubernetes.Interface, node fun
 			return client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 		}}
 	}
-	tm, err := tokens.New(tokens.Options{Client: client, Clock: o.opts.Clock, Logger: o.log})
+	tm, err := tokens.New(tokens.Options{Client: client, Clock: o.opts.Clock, Logger: o.log, Metrics: o.opts.TokenMetrics})
 	if err != nil {
 		return err
 	}

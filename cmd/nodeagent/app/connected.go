@@ -21,6 +21,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/nodeidentity"
 	"github.com/nodeagent/nodeagent/internal/podobjects"
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/tokens"
 	"github.com/nodeagent/nodeagent/staging/config"
 	"github.com/nodeagent/nodeagent/staging/mirror"
 	"github.com/nodeagent/nodeagent/staging/objectcache"
@@ -196,6 +197,10 @@ func (o *Options) podObjects(reg metrics.KubeRegistry, changed func(secret bool,
 	if err != nil {
 		return nil, fmt.Errorf("registering the object cache metrics: %w", err)
 	}
+	tm := tokens.NewMetrics()
+	if err := tm.Register(reg); err != nil {
+		return nil, fmt.Errorf("registering the token metrics: %w", err)
+	}
 	strategy, _ := podobjects.ParseStrategy(o.ObjectChangeDetection) // validated
-	return podobjects.New(podobjects.Options{Strategy: strategy, OnChange: changed, Metrics: mx, Logger: log})
+	return podobjects.New(podobjects.Options{Strategy: strategy, OnChange: changed, Metrics: mx, TokenMetrics: tm, Logger: log})
 }
