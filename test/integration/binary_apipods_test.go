@@ -346,6 +346,39 @@ func TestBinaryAPIPods(t *testing.T) {
 		}
 	})
 
+	t.Run("a pod that does not fit is Failed with the kubelet's reason, and an event", func(t *testing.T) {
+		big := shContainer("main", sleepForever)
+		big.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000")}
+		for _, tc := range []struct {
+			name, reason string
+			pod          *corev1.Pod
+		}{
+			{"toobig", "OutOfcpu", h.apiPodSpec("toobig", big)},
+			{"elsewhere", "NodeAffinity", func() *corev1.Pod {
+				p := h.apiPodSpec("elsewhere", shContainer("main", sleepForever))
+				p.Spec.NodeSelector = map[string]string{"example.com/pool": "gpu"}
+				return p
+			}()},
+		} {
+			created := h.createAPIPod(tc.pod)
+			failed := h.waitAPIPod(tc.pod.Name, "Failed", 30*time.Second, func(p *corev1.Pod) bool {
+				return p != nil && p.Status.Phase == corev1.PodFailed
+			})
+			if failed.Status.Reason != tc.reason || failed.Status.Message == "" {
+				t.Errorf("%s: status reason %q message %q, want %s with a message", tc.name, failed.Status.Reason, failed.Status.Message, tc.reason)
+			}
+			waitEvent(t, metav1.NamespaceDefault, "involvedObject.uid="+string(created.UID)+",reason="+tc.reason)
+			if n := len(h.containers(tc.name, false)); n != 0 {
+				t.Errorf("%s: %d containers of a refused pod", tc.name, n)
+			}
+			// Its deletion ends as any other's: the agent deletes it.
+			if err := env.AdminClient.CoreV1().Pods(metav1.NamespaceDefault).Delete(ctx, tc.pod.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			h.waitAPIPod(tc.pod.Name, "deleted by the agent", 15*time.Second, func(p *corev1.Pod) bool { return p == nil })
+		}
+	})
+
 	t.Run("a force-deleted pod stops at once", func(t *testing.T) {
 		c := shContainer("main", "trap '' TERM; while true; do sleep 0.2; done") // ignores TERM
 		f := h.apiPodSpec("forced", c)
