@@ -63,7 +63,7 @@ type syncer struct {
 
 // podRecord is what the syncer remembers between calls for one pod.
 type podRecord struct {
-	// lastSync is when the pod's previous SyncPod ended: the next one waits
+	// lastSync is when the pod's last SyncPod that acted ended: the next one waits
 	// for a runtime status observed after it, so it sees its own actions.
 	lastSync time.Time
 	phase    string
@@ -131,7 +131,12 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	}
 	rs = s.killUnhealthy(ctx, pod, rs)
 	res, syncErr := s.rt.SyncPod(ctx, pod, mounts, rs, s.syncHooks(pod, rs))
-	s.synced(uid, s.clock.Now())
+	if len(res.Actions) > 0 {
+		// The next sync must see what these did. A sync that did nothing
+		// (a volume's content refreshed, say) leaves the runtime as the
+		// status it read shows it: the next one need not wait for a relist.
+		s.synced(uid, s.clock.Now())
+	}
 	s.recordActions(uid, res.Actions)
 	s.events.actions(pod, res.Actions)
 	if len(res.Actions) > 0 && ctx.Err() == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodeagent/nodeagent/internal/pleg"
@@ -54,6 +55,34 @@ func TestSyncPodStoresItsFreshStatusInTheCache(t *testing.T) {
 	clk.Step(time.Millisecond)
 	if got, err := cache.GetNewerThan(ctx, pod.UID, clk.Now().Add(-2*time.Millisecond)); err != nil || got != cached {
 		t.Errorf("GetNewerThan: %+v, %v; want the stored status", got, err)
+	}
+
+}
+
+// Syncs that do nothing (the pod runs as it should; its volumes' content
+// was refreshed) wait for no relist, one after another: no relist happens
+// here, so a wait would end with the context.
+func TestSyncPodThatDidNothingWaitsForNoRelist(t *testing.T) {
+	root := t.TempDir()
+	vols, err := volumes.New(volumes.Options{RootDir: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := pleg.NewCache()
+	cache.UpdateTime(time.Now())
+	s := &syncer{
+		rt: newFakeRuntime(root), vols: vols, cache: cache, statuses: status.NewStore(nil, nil), timeline: timeline.New(0),
+		desired: func(types.UID) bool { return true }, finished: func(*corev1.Pod) {}, clock: clock.RealClock{},
+		log: testr.New(t), pods: map[types.UID]*podRecord{},
+	}
+	pod := staticPod("web", "busybox", corev1.RestartPolicyAlways)
+	for i := range 4 {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		_, err := s.SyncPod(ctx, podworkers.Sync, pod)
+		cancel()
+		if err != nil {
+			t.Fatalf("sync %d (the first starts the pod, the others change nothing): %v", i+1, err)
+		}
 	}
 }
 
