@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -54,8 +55,8 @@ type Options struct {
 	// metrics; nil: none.
 	Metrics      *objectcache.Metrics
 	TokenMetrics *tokens.Metrics
-	Logger  logr.Logger
-	Clock   clock.WithTicker
+	Logger       logr.Logger
+	Clock        clock.WithTicker
 }
 
 // getter is what a strategy offers for one kind.
@@ -117,11 +118,20 @@ func (o *Objects) Run(ctx context.Context, client kubernetes.Interface, node fun
 		}
 		cms, secrets, runs = cw, sw, []func(context.Context) error{cw.Run, sw.Run}
 	case Cache:
-		cc, err := objectcache.NewCaching(objectcache.ConfigMaps(), objectcache.CachingOptions{Client: client, Logger: o.log, Metrics: o.opts.Metrics, Clock: o.opts.Clock})
+		// The TTL is the one the Node's node.alpha.kubernetes.io/ttl
+		// annotation asks for, as under the kubelet.
+		ttl := func() (time.Duration, bool) {
+			n, err := node(ctx)
+			if err != nil {
+				return 0, false
+			}
+			return objectcache.TTLFromNode(n)
+		}
+		cc, err := objectcache.NewCaching(objectcache.ConfigMaps(), objectcache.CachingOptions{Client: client, NodeTTL: ttl, Logger: o.log, Metrics: o.opts.Metrics, Clock: o.opts.Clock})
 		if err != nil {
 			return err
 		}
-		sc, err := objectcache.NewCaching(objectcache.Secrets(), objectcache.CachingOptions{Client: client, Logger: o.log, Metrics: o.opts.Metrics, Clock: o.opts.Clock})
+		sc, err := objectcache.NewCaching(objectcache.Secrets(), objectcache.CachingOptions{Client: client, NodeTTL: ttl, Logger: o.log, Metrics: o.opts.Metrics, Clock: o.opts.Clock})
 		if err != nil {
 			return err
 		}

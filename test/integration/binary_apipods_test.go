@@ -417,3 +417,49 @@ func (h *agentHarness) waitAPIPod(name, what string, timeout time.Duration, ok f
 	}
 	return last
 }
+
+// The other change detection strategies: no watch, and updates reach the
+// volumes at the pods' periodic sync (Get: every read goes to the
+// apiserver; Cache: for the TTL the Node's annotation sets, here 0).
+func TestBinaryAPIPodsChangeDetection(t *testing.T) {
+	for _, strategy := range []string{"Get", "Cache"} {
+		t.Run(strategy, func(t *testing.T) {
+			h := newConnectedAgent(t, "--config-map-and-secret-change-detection-strategy", strategy, "--sync-frequency", "2s")
+			waitNode(t, "Ready", 30*time.Second, isReady)
+			ctx := context.Background()
+			if strategy == "Cache" {
+				patch := []byte(`{"metadata":{"annotations":{"node.alpha.kubernetes.io/ttl":"0"}}}`)
+				if _, err := env.AdminClient.CoreV1().Nodes().Patch(ctx, h.node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			name := "strategy-" + strings.ToLower(strategy)
+			createConfigMap(t, name, map[string]string{"v": "one"})
+			c := shContainer("main", sleepForever)
+			c.VolumeMounts = []corev1.VolumeMount{{Name: "cm", MountPath: "/etc/cm"}}
+			pod := h.apiPodSpec("reader", c)
+			pod.Spec.Volumes = []corev1.Volume{{Name: "cm", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: name}}}}}
+			created := h.createAPIPod(pod)
+			h.waitAPIPod(pod.Name, "Running", 60*time.Second, apiPodRunning(created.UID))
+			if got := strings.TrimSpace(h.exec("reader", "main", "cat", "/etc/cm/v")); got != "one" {
+				t.Fatalf("/etc/cm/v = %q", got)
+			}
+			if n := h.metricWith(t, "nodeagent_objectcache_active_watches"); n != 0 {
+				t.Errorf("%v watches open with the %s strategy", n, strategy)
+			}
+			cm, err := env.AdminClient.CoreV1().ConfigMaps(metav1.NamespaceDefault).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm.Data["v"] = "two"
+			if _, err := env.AdminClient.CoreV1().ConfigMaps(metav1.NamespaceDefault).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventuallyTrue(t, "the update at a periodic sync", 15*time.Second, func() (bool, string) {
+				got := strings.TrimSpace(h.exec("reader", "main", "cat", "/etc/cm/v"))
+				return got == "two", got
+			})
+		})
+	}
+}
