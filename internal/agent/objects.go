@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/staging/objectcache"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -19,10 +20,12 @@ type PodObjects interface {
 	UnregisterPod(*corev1.Pod)
 }
 
-// objectRef names a ConfigMap or a Secret.
+// objectRef names a ConfigMap or a Secret, or, with uid, every object of
+// one pod.
 type objectRef struct {
 	secret          bool
 	namespace, name string
+	uid             types.UID
 }
 
 // objectChanges carries changes of ConfigMaps and Secrets from the
@@ -67,6 +70,13 @@ func (a *Agent) ObjectChanged(secret bool, namespace, name string) {
 	a.loop.objectChanges.add(objectRef{secret: secret, namespace: namespace, name: name})
 }
 
+// ObjectsReady tells the agent that the objects of the pod uid may be read
+// now (the apiserver lets the node read them): the pod is synced at once.
+// Safe from any goroutine; it never blocks.
+func (a *Agent) ObjectsReady(uid types.UID) {
+	a.loop.objectChanges.add(objectRef{uid: uid})
+}
+
 // syncObjectUsers syncs the API pods that reference the changed objects.
 func (l *syncLoop) syncObjectUsers(refs []objectRef) {
 	for _, pod := range l.pods.Pods() {
@@ -80,6 +90,9 @@ func (l *syncLoop) syncObjectUsers(refs []objectRef) {
 }
 
 func uses(pod *corev1.Pod, r objectRef) bool {
+	if r.uid != "" {
+		return pod.UID == r.uid
+	}
 	if pod.Namespace != r.namespace {
 		return false
 	}

@@ -51,6 +51,10 @@ type Options struct {
 	// ConfigMap (secret false) or Secret (secret true) was created,
 	// changed or deleted. It must not block.
 	OnChange func(secret bool, namespace, name string)
+	// OnReady is called once the apiserver lets the node read the objects
+	// of a registered pod (see authorize.go): its reads failed until then.
+	// It must not block.
+	OnReady func(types.UID)
 	// Metrics and TokenMetrics receive the caches' and the tokens'
 	// metrics; nil: none.
 	Metrics      *objectcache.Metrics
@@ -76,8 +80,14 @@ type Objects struct {
 	secrets    getter[*corev1.Secret]
 	tokens     *tokens.Manager
 	node       func(context.Context) (*corev1.Node, error)
-	// pods are the registered pods, given to the caches once they exist.
-	pods map[types.UID]*corev1.Pod
+	client     kubernetes.Interface
+	runCtx     context.Context
+	wg         sync.WaitGroup
+	// pods are the registered pods; those the apiserver lets the node read
+	// for (authorized) are given to the caches.
+	pods        map[types.UID]*corev1.Pod
+	authorized  map[types.UID]bool
+	authorizing map[types.UID]bool
 }
 
 // New returns an Objects that reads nothing until Run.
@@ -91,7 +101,8 @@ func New(opts Options) (*Objects, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	return &Objects{opts: opts, log: opts.Logger.WithName("pod-objects"), pods: map[types.UID]*corev1.Pod{}}, nil
+	return &Objects{opts: opts, log: opts.Logger.WithName("pod-objects"),
+		pods: map[types.UID]*corev1.Pod{}, authorized: map[types.UID]bool{}, authorizing: map[types.UID]bool{}}, nil
 }
 
 // Run reads objects with client, the node's, until ctx ends; node
@@ -153,12 +164,12 @@ func (o *Objects) Run(ctx context.Context, client kubernetes.Interface, node fun
 		o.mu.Unlock()
 		return errors.New("podobjects: Run called twice")
 	}
-	o.configMaps, o.secrets, o.tokens, o.node = cms, secrets, tm, node
+	o.configMaps, o.secrets, o.tokens, o.node, o.client, o.runCtx = cms, secrets, tm, node, client, ctx
 	for _, pod := range o.pods {
-		cms.RegisterPod(pod)
-		secrets.RegisterPod(pod)
+		o.startAuthorizeLocked(pod)
 	}
 	o.mu.Unlock()
+	defer o.wg.Wait()
 	errs := make(chan error, len(runs))
 	for _, run := range runs {
 		go func() { errs <- run(ctx) }()
@@ -183,9 +194,13 @@ func (o *Objects) RegisterPod(pod *corev1.Pod) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.pods[pod.UID] = pod
-	if o.configMaps != nil {
+	switch {
+	case o.configMaps == nil:
+	case o.authorized[pod.UID]:
 		o.configMaps.RegisterPod(pod)
 		o.secrets.RegisterPod(pod)
+	default:
+		o.startAuthorizeLocked(pod)
 	}
 }
 
@@ -194,7 +209,8 @@ func (o *Objects) UnregisterPod(pod *corev1.Pod) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	delete(o.pods, pod.UID)
-	if o.configMaps != nil {
+	if o.authorized[pod.UID] {
+		delete(o.authorized, pod.UID)
 		o.configMaps.UnregisterPod(pod)
 		o.secrets.UnregisterPod(pod)
 		o.tokens.DeletePod(pod.UID)
@@ -205,10 +221,13 @@ func (o *Objects) UnregisterPod(pod *corev1.Pod) {
 // references. A missing one yields the apiserver's NotFound.
 func (o *Objects) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
 	o.mu.RLock()
-	g := o.configMaps
+	g, readable := o.configMaps, o.readableLocked(false, namespace, name)
 	o.mu.RUnlock()
 	if g == nil {
 		return nil, fmt.Errorf("configmap %s/%s: %w", namespace, name, ErrNotConnected)
+	}
+	if !readable {
+		return nil, notYet("configmap", namespace, name)
 	}
 	return g.Get(ctx, namespace, name)
 }
@@ -217,10 +236,13 @@ func (o *Objects) ConfigMap(ctx context.Context, namespace, name string) (*corev
 // references. A missing one yields the apiserver's NotFound.
 func (o *Objects) Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 	o.mu.RLock()
-	g := o.secrets
+	g, readable := o.secrets, o.readableLocked(true, namespace, name)
 	o.mu.RUnlock()
 	if g == nil {
 		return nil, fmt.Errorf("secret %s/%s: %w", namespace, name, ErrNotConnected)
+	}
+	if !readable {
+		return nil, notYet("secret", namespace, name)
 	}
 	return g.Get(ctx, namespace, name)
 }
@@ -229,10 +251,13 @@ func (o *Objects) Secret(ctx context.Context, namespace, name string) (*corev1.S
 // to the pod, as the projection asks.
 func (o *Objects) ServiceAccountToken(ctx context.Context, pod *corev1.Pod, p *corev1.ServiceAccountTokenProjection) (string, error) {
 	o.mu.RLock()
-	tm := o.tokens
+	tm, authorized := o.tokens, o.authorized[pod.UID]
 	o.mu.RUnlock()
 	if tm == nil {
 		return "", fmt.Errorf("service account token of pod %s/%s: %w", pod.Namespace, pod.Name, ErrNotConnected)
+	}
+	if !authorized {
+		return "", fmt.Errorf("service account token of pod %s/%s: %w", pod.Namespace, pod.Name, ErrNotYetAuthorized)
 	}
 	return tm.Token(ctx, pod, p)
 }

@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -59,6 +64,7 @@ func TestStrategies(t *testing.T) {
 	for _, s := range []Strategy{Watch, Cache, Get} {
 		t.Run(string(s), func(t *testing.T) {
 			client := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "early", Namespace: "ns"}, Data: map[string]string{"k": "1"}})
+			allowAfter(client, 0)
 			var mu sync.Mutex
 			var changes []string
 			o, err := New(Options{Strategy: s, OnChange: func(secret bool, ns, name string) {
@@ -124,3 +130,71 @@ func TestStrategies(t *testing.T) {
 }
 
 func newQuantity(v int64) *resource.Quantity { return resource.NewQuantity(v, resource.DecimalSI) }
+
+// allowAfter answers the node's access reviews: denied n times, then
+// allowed, as the Node authorizer does until it has seen a new pod.
+func allowAfter(client *fake.Clientset, n int) *atomic.Int32 {
+	var asked atomic.Int32
+	client.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		review := a.(k8stesting.CreateAction).GetObject().(*authzv1.SelfSubjectAccessReview).DeepCopy()
+		review.Status.Allowed = asked.Add(1) > int32(n)
+		return true, review, nil
+	})
+	return &asked
+}
+
+// A new pod's objects are not read before the apiserver lets the node
+// read them: its reads fail with ErrNotYetAuthorized, no request is made,
+// and OnReady says when they may.
+func TestReadsWaitUntilTheNodeMayRead(t *testing.T) {
+	client := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "ns"}, Data: map[string]string{"k": "1"}})
+	asked := allowAfter(client, 3)
+	ready := make(chan types.UID, 1)
+	o, err := New(Options{Strategy: Get, OnReady: func(uid types.UID) { ready <- uid }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx, client, nil) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	pod := podUsing("p", "cfg")
+	o.RegisterPod(pod)
+	_, err = o.ConfigMap(ctx, "ns", "cfg")
+	for errors.Is(err, ErrNotConnected) { // Run has not begun yet
+		time.Sleep(time.Millisecond)
+		_, err = o.ConfigMap(ctx, "ns", "cfg")
+	}
+	if !errors.Is(err, ErrNotYetAuthorized) {
+		t.Fatalf("read before the review allowed it: %v, want ErrNotYetAuthorized", err)
+	}
+	select {
+	case uid := <-ready:
+		if uid != pod.UID {
+			t.Errorf("OnReady(%s), want %s", uid, pod.UID)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnReady not called")
+	}
+	if n := asked.Load(); n != 4 {
+		t.Errorf("%d reviews, want 4 (3 denied, then allowed)", n)
+	}
+	for _, a := range client.Actions() {
+		if a.GetResource().Resource == "configmaps" && a.GetVerb() == "get" {
+			if asked.Load() < 4 {
+				t.Error("the ConfigMap was read before the node was allowed to")
+			}
+		}
+	}
+	if cm, err := o.ConfigMap(ctx, "ns", "cfg"); err != nil || cm.Data["k"] != "1" {
+		t.Errorf("read once allowed: %v, %v", cm, err)
+	}
+	if _, err := o.ConfigMap(ctx, "ns", "other"); !errors.Is(err, ErrNotYetAuthorized) {
+		t.Errorf("read of an object no pod references: %v, want refused without a request", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
@@ -50,7 +51,10 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	// once the node's identity is loaded. The agent, built below, syncs the
 	// pods that use an object that changed.
 	var ag *agent.Agent
-	objects, err := o.podObjects(reg, func(secret bool, namespace, name string) { ag.ObjectChanged(secret, namespace, name) }, log)
+	objects, err := o.podObjects(reg, podObjectsEvents{
+		changed: func(secret bool, namespace, name string) { ag.ObjectChanged(secret, namespace, name) },
+		ready:   func(uid types.UID) { ag.ObjectsReady(uid) },
+	}, log)
 	if err != nil {
 		return err
 	}
