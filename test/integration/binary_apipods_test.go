@@ -194,15 +194,15 @@ func TestBinaryAPIPods(t *testing.T) {
 
 	t.Run("volumes hold the objects' content", func(t *testing.T) {
 		for path, want := range map[string]string{
-			"/etc/config/greeting":        "hello",
-			"/etc/config/color":           "blue",
-			"/etc/secret/db/password":     "s3cret",
-			"/etc/podinfo/note":           "first",
-			"/etc/projected/color":        "blue",
-			"/etc/projected/password":     "s3cret",
-			"/etc/projected/name":         pod.Name,
-			"/etc/color-fixed":            "blue",
-			"/etc/podinfo/labels":         "app=\"data\"\ntier=\"one\"",
+			"/etc/config/greeting":    "hello",
+			"/etc/config/color":       "blue",
+			"/etc/secret/db/password": "s3cret",
+			"/etc/podinfo/note":       "first",
+			"/etc/projected/color":    "blue",
+			"/etc/projected/password": "s3cret",
+			"/etc/projected/name":     pod.Name,
+			"/etc/color-fixed":        "blue",
+			"/etc/podinfo/labels":     "app=\"data\"\ntier=\"one\"",
 			"/var/run/secrets/kubernetes.io/serviceaccount/namespace": "default",
 		} {
 			if got := strings.TrimSpace(h.exec(name, "main", "cat", path)); got != want {
