@@ -52,8 +52,9 @@ type Options struct {
 	// changed or deleted. It must not block.
 	OnChange func(secret bool, namespace, name string)
 	// OnReady is called once the apiserver lets the node read the objects
-	// of a registered pod (see authorize.go): its reads failed until then.
-	// It must not block.
+	// of a registered pod (see authorize.go), as its reads failed until
+	// then, and when one of its tokens is due a refresh (refresh.go): the
+	// pod should be synced. It must not block.
 	OnReady func(types.UID)
 	// Metrics and TokenMetrics receive the caches' and the tokens'
 	// metrics; nil: none.
@@ -168,6 +169,11 @@ func (o *Objects) Run(ctx context.Context, client kubernetes.Interface, node fun
 	for _, pod := range o.pods {
 		o.startAuthorizeLocked(pod)
 	}
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		o.refreshTokens(ctx)
+	}()
 	o.mu.Unlock()
 	defer o.wg.Wait()
 	errs := make(chan error, len(runs))

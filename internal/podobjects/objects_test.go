@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -198,3 +201,61 @@ func TestReadsWaitUntilTheNodeMayRead(t *testing.T) {
 		t.Errorf("read of an object no pod references: %v, want refused without a request", err)
 	}
 }
+
+// A pod whose token is due a refresh is handed to OnReady, so that its
+// sync rewrites the token file.
+func TestPodsWithTokensDueAreSynced(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10_000, 0))
+	client := fake.NewClientset()
+	allowAfter(client, 0)
+	client.PrependReactor("create", "serviceaccounts", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		tr := a.(k8stesting.CreateAction).GetObject().(*authnv1.TokenRequest).DeepCopy()
+		tr.Status = authnv1.TokenRequestStatus{Token: "t", ExpirationTimestamp: metav1.NewTime(clk.Now().Add(time.Hour))}
+		return true, tr, nil
+	})
+	ready := make(chan types.UID, 10)
+	o, err := New(Options{Strategy: Get, Clock: clk, OnReady: func(uid types.UID) { ready <- uid }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx, client, nil) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	projection := &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3600)}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-p"},
+		Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "t", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: projection}}}}}}},
+	}
+	o.RegisterPod(pod)
+	select {
+	case <-ready: // authorized
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pod was not authorized")
+	}
+	if tok, err := o.ServiceAccountToken(ctx, pod, projection); err != nil || tok != "t" {
+		t.Fatalf("token = %q, %v", tok, err)
+	}
+	clk.Step(30 * time.Minute) // not due: refreshed at 48 min
+	select {
+	case uid := <-ready:
+		t.Fatalf("OnReady(%s) before the token was due", uid)
+	case <-time.After(100 * time.Millisecond):
+	}
+	clk.Step(20 * time.Minute)
+	select {
+	case uid := <-ready:
+		if uid != pod.UID {
+			t.Errorf("OnReady(%s), want %s", uid, pod.UID)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pod was not synced for its token's refresh")
+	}
+}
+

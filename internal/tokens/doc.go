@@ -17,8 +17,8 @@
 // an unreachable apiserver is not asked once per caller; once the cached
 // token has expired, the failure is the caller's.
 //
-// NextRefresh tells the agent when to sync a pod again to rewrite its token
-// files; DeletePod forgets a pod's tokens. Concurrent calls for one token
+// NextRefresh tells the agent (internal/podobjects) when to sync a pod
+// again to rewrite its token files; DeletePod forgets a pod's tokens. Concurrent calls for one token
 // share one request. The Manager starts no goroutine of its own beyond the
 // one carrying a shared request.
 package tokens
