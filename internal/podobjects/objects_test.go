@@ -258,4 +258,3 @@ func TestPodsWithTokensDueAreSynced(t *testing.T) {
 		t.Fatal("the pod was not synced for its token's refresh")
 	}
 }
-
