@@ -300,7 +300,8 @@ func TestARelistWritesAHeartbeat(t *testing.T) {
 	if got := h.nodeWrites(); got != writes {
 		t.Fatalf("%d writes with nothing changed", got-writes)
 	}
-	if err := (&nodeStore{n: h.node}).Replace([]any{h.get()}, "999999"); err != nil {
+	// A store that has listed once, as the watch's has.
+	if err := (&nodeStore{n: h.node, listed: true}).Replace([]any{h.get()}, "999999"); err != nil {
 		t.Fatal(err)
 	}
 	h.eventually("one heartbeat", func() bool { return h.nodeWrites() == writes+1 })

@@ -38,7 +38,13 @@ func (n *Node) watchNode() *cache.Reflector {
 }
 
 // nodeStore is the reflector's store: it keeps nothing but tells the Node.
-type nodeStore struct{ n *Node }
+// Only the reflector calls it, from one goroutine.
+type nodeStore struct {
+	n *Node
+	// listed is set by the first list: a later one is a relist, after the
+	// watch was down.
+	listed bool
+}
 
 func (s *nodeStore) Add(obj any) error    { s.n.observed(obj); return nil }
 func (s *nodeStore) Update(obj any) error { s.n.observed(obj); return nil }
@@ -54,7 +60,10 @@ func (s *nodeStore) Replace(items []any, rv string) error {
 	for _, obj := range items {
 		s.n.observed(obj)
 	}
-	s.n.relist()
+	if s.listed {
+		s.n.relist()
+	}
+	s.listed = true
 	return nil
 }
 

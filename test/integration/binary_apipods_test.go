@@ -130,12 +130,15 @@ func TestBinaryAPIPods(t *testing.T) {
 		{Name: "POD_UID", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.uid"}}},
 		{Name: "NODE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 		{Name: "HOST_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.hostIP"}}},
+		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 		{Name: "SA", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.serviceAccountName"}}},
 		{Name: "MEM_LIMIT_MI", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{
 			Resource: "limits.memory", Divisor: resource.MustParse("1Mi")}}},
 	}
-	main.EnvFrom = []corev1.EnvFromSource{{Prefix: "CFG_", ConfigMapRef: &corev1.ConfigMapEnvSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}}
+	main.EnvFrom = []corev1.EnvFromSource{
+		{Prefix: "CFG_", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}},
+		{Prefix: "SEC_", SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-secret"}}},
+	}
 	main.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}
 	main.VolumeMounts = []corev1.VolumeMount{
 		{Name: "config", MountPath: "/etc/config"},
@@ -147,6 +150,7 @@ func TestBinaryAPIPods(t *testing.T) {
 	pod := h.apiPodSpec("data", main)
 	pod.Labels = map[string]string{"app": "data", "tier": "one"}
 	pod.Annotations = map[string]string{"note": "first"}
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr.To[int64](4321)}
 	pod.Spec.Volumes = []corev1.Volume{
 		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}},
@@ -180,7 +184,8 @@ func TestBinaryAPIPods(t *testing.T) {
 		want := map[string]string{
 			"GREETING": "hello", "PASSWORD": "s3cret", "POD_NAME": pod.Name, "POD_UID": string(created.UID),
 			"NODE": h.node, "HOST_IP": running.Status.HostIP, "SA": "default", "MEM_LIMIT_MI": "64",
-			"CFG_greeting": "hello", "CFG_color": "blue",
+			"CFG_greeting": "hello", "CFG_color": "blue", "SEC_password": "s3cret",
+			"POD_IP": running.Status.PodIP,
 		}
 		for k, v := range want {
 			if env[k] != v {
@@ -209,8 +214,13 @@ func TestBinaryAPIPods(t *testing.T) {
 				t.Errorf("%s = %q, want %q", path, got, want)
 			}
 		}
-		if mode := strings.TrimSpace(h.exec(name, "main", "stat", "-L", "-c", "%a", "/etc/secret/db/password")); mode != "400" {
-			t.Errorf("secret file mode %s, want 400 (defaultMode)", mode)
+		if mode := strings.TrimSpace(h.exec(name, "main", "stat", "-L", "-c", "%a", "/etc/secret/db/password")); mode != "440" {
+			t.Errorf("secret file mode %s, want 440 (defaultMode 0400, and group-readable for the fsGroup)", mode)
+		}
+		for _, path := range []string{"/etc/config/greeting", "/etc/secret/db/password", "/etc/projected/vault-token"} {
+			if gid := strings.TrimSpace(h.exec(name, "main", "stat", "-L", "-c", "%g", path)); gid != "4321" {
+				t.Errorf("%s: group %s, want the pod's fsGroup 4321", path, gid)
+			}
 		}
 		ca := h.exec(name, "main", "cat", "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt")
 		if !strings.Contains(ca, "BEGIN CERTIFICATE") {
