@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/apimachinery/lease"
@@ -46,6 +47,11 @@ type Node struct {
 	// changes, so that a starting node is Ready in moments, not after a
 	// whole update period.
 	readyOnce bool
+	// ownUID is the UID of the Node this agent registered or adopted: a
+	// Node the watch shows first, or one made again by someone else, is
+	// adopted (its labels brought up to date) before its status is
+	// written.
+	ownUID types.UID
 }
 
 // New checks the options; nothing is sent to the apiserver before Run.
@@ -204,6 +210,14 @@ func (n *Node) relist() {
 	n.mu.Unlock()
 }
 
+// firstList notes the watch's first list: the status loop looks at what
+// it found (a Node to adopt, say) at once, with no heartbeat forced.
+func (n *Node) firstList() {
+	n.mu.Lock()
+	n.wake()
+	n.mu.Unlock()
+}
+
 func (n *Node) wake() {
 	select {
 	case n.kick <- struct{}{}:
@@ -261,15 +275,18 @@ func (n *Node) setLeaseOwner(l *coordinationv1.Lease) error {
 // changed or is due.
 func (n *Node) sync(ctx context.Context) error {
 	n.mu.Lock()
-	cur := n.current
+	cur, own := n.current, n.ownUID
 	n.mu.Unlock()
-	if cur == nil {
+	if cur == nil || cur.UID != own {
 		registered, err := n.register(ctx)
 		if err != nil {
 			return err
 		}
 		n.setCurrent(registered)
 		n.noteReady(registered)
+		n.mu.Lock()
+		n.ownUID = registered.UID
+		n.mu.Unlock()
 		cur = registered
 	}
 	want, err := n.desiredStatus(ctx, cur)

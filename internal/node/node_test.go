@@ -15,6 +15,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	testclock "k8s.io/utils/clock/testing"
@@ -56,6 +57,8 @@ type harness struct {
 	node   *Node
 	cancel context.CancelFunc
 	done   chan error
+	// nodeWatches counts the watches of Nodes begun.
+	nodeWatches atomic.Int32
 }
 
 const testNode = "worker-1"
@@ -74,6 +77,10 @@ func start(t *testing.T, objs []any, tweak func(*Options)) *harness {
 		n := a.(k8stesting.CreateAction).GetObject().(*v1.Node)
 		n.UID = types.UID(fmt.Sprintf("uid-%d", uids.Add(1)))
 		return false, nil, nil
+	})
+	h.client.PrependWatchReactor("nodes", func(k8stesting.Action) (bool, watch.Interface, error) {
+		h.nodeWatches.Add(1)
+		return false, nil, nil // the tracker's watch, registered before this call returns
 	})
 	m, err := ReadMachine()
 	if err != nil {
@@ -233,6 +240,9 @@ func TestRegistersAgainWhenDeleted(t *testing.T) {
 	// its list and its watch, as the apiserver's does.
 	h := start(t, []any{&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode, UID: "first"}}}, nil)
 	h.eventually("the Node", func() bool { return h.get() != nil })
+	// Deleted before the watch begins, the Node would be seen gone only at
+	// the next status write.
+	h.eventually("the Node watched", func() bool { return h.nodeWatches.Load() > 0 })
 	first := h.get().UID
 	if err := h.client.CoreV1().Nodes().Delete(context.Background(), testNode, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

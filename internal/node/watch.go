@@ -62,6 +62,8 @@ func (s *nodeStore) Replace(items []any, rv string) error {
 	}
 	if s.listed {
 		s.n.relist()
+	} else {
+		s.n.firstList()
 	}
 	s.listed = true
 	return nil
