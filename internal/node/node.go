@@ -52,6 +52,9 @@ type Node struct {
 	// adopted (its labels brought up to date) before its status is
 	// written.
 	ownUID types.UID
+	// goneUID is the UID of the Node last seen deleted: a write that was
+	// in flight when it went must not bring it back as current.
+	goneUID types.UID
 }
 
 // New checks the options; nothing is sent to the apiserver before Run.
@@ -144,7 +147,7 @@ func (n *Node) deleted(obj any) {
 	defer n.mu.Unlock()
 	if n.current != nil && n.current.UID == node.UID {
 		n.log.Info("The Node was deleted; registering it again")
-		n.current = nil
+		n.current, n.goneUID = nil, node.UID
 		n.wake()
 	}
 }
@@ -196,7 +199,7 @@ func (n *Node) gone(rv string) {
 	defer n.mu.Unlock()
 	if n.current != nil && !olderThan(rv, n.current.ResourceVersion) {
 		n.log.Info("The Node is gone; registering it again")
-		n.current = nil
+		n.current, n.goneUID = nil, n.current.UID
 		n.wake()
 	}
 }
@@ -325,6 +328,9 @@ func (n *Node) sync(ctx context.Context) error {
 func (n *Node) setCurrent(node *v1.Node) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if node.UID == n.goneUID {
+		return
+	}
 	if n.current == nil || n.current.UID != node.UID || !olderThan(node.ResourceVersion, n.current.ResourceVersion) {
 		n.current = node
 	}
