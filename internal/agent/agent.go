@@ -96,7 +96,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	s := &syncer{
 		rt: a.adoption, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
-		timeline: a.timeline, events: a.events, hostIPs: opts.NodeIPs, desired: desired, finished: a.api.podFinished,
+		timeline: a.timeline, events: a.events, hostIPs: opts.NodeIPs, desired: desired, finished: a.podFinished(opts.Objects),
 		clock: opts.Clock, log: log.WithName("syncer"),
 		pods: map[types.UID]*podRecord{}, probes: a.prober,
 	}
@@ -120,7 +120,7 @@ func New(opts Options) (*Agent, error) {
 			statuses: a.statuses, timeline: a.timeline, sourcesReady: opts.SourcesReady,
 			podsDir: filepath.Join(opts.RootDir, "pods"), retention: opts.TimelineRetention,
 			clock: opts.Clock, log: log.WithName("housekeeping"), ckpt: a.ckpt,
-			held: a.admission.isRefused,
+			held: func(uid types.UID) bool { return a.admission.isRefused(uid) || a.loop.apiAdmission.isWaiting(uid) },
 		},
 	}
 	a.collector = &collector{

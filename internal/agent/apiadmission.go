@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -99,11 +102,30 @@ func (l *syncLoop) activePods() []*corev1.Pod {
 	return out
 }
 
-// retryWaiting admits the pods that came before the Node was known.
+// retryWaiting admits the pods that came before the Node was known, the
+// oldest first, as the kubelet admits pods in their creation order.
 func (l *syncLoop) retryWaiting() {
-	for _, pod := range l.apiAdmission.waiting {
+	pods := slices.Collect(maps.Values(l.apiAdmission.waiting))
+	slices.SortStableFunc(pods, func(a, b *corev1.Pod) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.UID, b.UID))
+	})
+	for _, pod := range pods {
 		l.add(pod)
 	}
+}
+
+// update keeps the newest version of a waiting pod.
+func (a *apiAdmission) update(pod *corev1.Pod) {
+	if _, ok := a.waiting[pod.UID]; ok {
+		a.waiting[pod.UID] = pod
+	}
+}
+
+// isWaiting reports whether the pod waits for the Node: housekeeping must
+// not take its containers, from before a restart, for orphans.
+func (a *apiAdmission) isWaiting(uid types.UID) bool {
+	_, ok := a.waiting[uid]
+	return ok
 }
 
 // dropWaiting forgets a pod that was waiting for the Node; it reports

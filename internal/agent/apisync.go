@@ -55,6 +55,9 @@ func (s *apiSync) podFinished(pod *corev1.Pod) {
 	if s == nil || podtypes.IsStaticPod(pod) {
 		return
 	}
+	if _, ok := s.pods.PodByUID(pod.UID); !ok {
+		return // gone from the apiserver already (force-deleted)
+	}
 	s.mu.Lock()
 	s.finished[pod.UID] = true
 	s.mu.Unlock()

@@ -52,6 +52,12 @@ func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 		}
 	case podtypes.RECONCILE:
 		for _, pod := range u.Pods {
+			if _, known := l.pods.PodByUID(pod.UID); isAPIPod(pod) && !known {
+				// Not admitted yet (it waits for the Node): indexing it
+				// would have housekeeping start it.
+				l.apiAdmission.update(pod)
+				continue
+			}
 			l.pods.UpdatePod(pod)
 		}
 	default:
@@ -70,6 +76,11 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 		if pod.DeletionTimestamp != nil {
 			l.apiAdmission.dropWaiting(pod.UID)
 		}
+		if isAPIPod(pod) && isTerminal(pod.Status.Phase) && l.statuses.Status(pod.UID) == nil {
+			// It ended before (under an earlier run of the agent): its
+			// status stays as it is, also if its deletion was asked.
+			l.statuses.Set(pod, pod.Status)
+		}
 		if pod.DeletionTimestamp != nil && l.admission.drop(pod.UID) && !isAPIPod(pod) {
 			return // deleted before it ever ran (an API pod goes on, to be deleted from the apiserver)
 		}
@@ -83,17 +94,18 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 	if podtypes.IsMirrorPod(pod) {
 		return // the apiserver's view only: apiSync keeps it
 	}
-	if isAPIPod(pod) && l.objects != nil {
+	if isAPIPod(pod) && l.objects != nil && !isTerminal(pod.Status.Phase) && !l.workers.IsPodTerminationRequested(pod.UID) {
+		// A pod that ends reads nothing more (the workers unregister it
+		// once it has).
 		l.objects.RegisterPod(pod)
 	}
 	if pod.DeletionTimestamp != nil {
 		l.kill(pod)
 		return
 	}
-	if isAPIPod(pod) && isTerminal(pod.Status.Phase) && l.statuses.Status(pod.UID) == nil {
+	if isAPIPod(pod) && isTerminal(pod.Status.Phase) && !l.workers.IsPodTerminationRequested(pod.UID) {
 		// It ended before (under an earlier run of the agent, or another
 		// node's): it never runs again, and its status stays as it is.
-		l.statuses.Set(pod, pod.Status)
 		final := pod.Status
 		keep := func(st *corev1.PodStatus) { st.Phase, st.Reason, st.Message = final.Phase, final.Reason, final.Message }
 		l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: &podworkers.KillPodOptions{MayBeRunning: true, StatusFunc: keep}})

@@ -20,6 +20,18 @@ type PodObjects interface {
 	UnregisterPod(*corev1.Pod)
 }
 
+// podFinished is told of each pod whose containers and volumes are gone:
+// an API pod reads nothing more, and may go from the apiserver once its
+// deletion is asked.
+func (a *Agent) podFinished(objects PodObjects) func(*corev1.Pod) {
+	return func(pod *corev1.Pod) {
+		if objects != nil && isAPIPod(pod) {
+			objects.UnregisterPod(pod)
+		}
+		a.api.podFinished(pod)
+	}
+}
+
 // objectRef names a ConfigMap or a Secret, or, with uid, every object of
 // one pod.
 type objectRef struct {

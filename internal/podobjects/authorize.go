@@ -102,7 +102,7 @@ func (o *Objects) authorize(ctx context.Context, client kubernetes.Interface, po
 // startAuthorizeLocked starts authorize for a registered pod that is not
 // authorized and not being authorized. o.mu is held; Run has started.
 func (o *Objects) startAuthorizeLocked(pod *corev1.Pod) {
-	if o.authorized[pod.UID] || o.authorizing[pod.UID] {
+	if o.authorized[pod.UID] || o.authorizing[pod.UID] || o.stopped {
 		return
 	}
 	o.authorizing[pod.UID] = true

@@ -89,6 +89,8 @@ type Objects struct {
 	pods        map[types.UID]*corev1.Pod
 	authorized  map[types.UID]bool
 	authorizing map[types.UID]bool
+	// stopped is set once Run's context has ended: no goroutine starts.
+	stopped bool
 }
 
 // New returns an Objects that reads nothing until Run.
@@ -181,6 +183,9 @@ func (o *Objects) Run(ctx context.Context, client kubernetes.Interface, node fun
 		go func() { errs <- run(ctx) }()
 	}
 	<-ctx.Done()
+	o.mu.Lock()
+	o.stopped = true
+	o.mu.Unlock()
 	var err2 error
 	for range runs {
 		err2 = errors.Join(err2, <-errs)
