@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -339,7 +341,16 @@ func TestBinaryAPIPods(t *testing.T) {
 
 	t.Run("graceful deletion ends with the pod gone from the apiserver", func(t *testing.T) {
 		c := shContainer("main", sleepForever)
+		// Its preStop hook runs first, and leaves a mark on the host.
+		marks := filepath.Join(h.dir, "marks")
+		if err := os.MkdirAll(marks, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+			Command: []string{"sh", "-c", "echo stopping > /marks/prestop"}}}}
+		c.VolumeMounts = []corev1.VolumeMount{{Name: "marks", MountPath: "/marks"}}
 		g := h.apiPodSpec("graceful", c)
+		g.Spec.Volumes = []corev1.Volume{{Name: "marks", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: marks}}}}
 		gp := h.createAPIPod(g)
 		h.waitAPIPod(g.Name, "Running", 30*time.Second, apiPodRunning(gp.UID))
 		if err := env.AdminClient.CoreV1().Pods(metav1.NamespaceDefault).Delete(ctx, g.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](20)}); err != nil {
@@ -353,6 +364,9 @@ func TestBinaryAPIPods(t *testing.T) {
 		}
 		if sb := h.sandboxes("graceful"); len(sb) != 0 {
 			t.Errorf("sandboxes left after the deletion: %d", len(sb))
+		}
+		if got, err := os.ReadFile(filepath.Join(marks, "prestop")); err != nil || strings.TrimSpace(string(got)) != "stopping" {
+			t.Errorf("the preStop hook left %q, %v; want its mark", got, err)
 		}
 	})
 
