@@ -36,12 +36,13 @@ type Node struct {
 	// current is the newest Node the apiserver returned or sent; nil
 	// until registered, and again once it is seen deleted.
 	current *v1.Node
-	// lastWrite is when the status was last written; relisted says the
-	// watch had to list the Node again (it lost its connection): the
-	// status is written at once, so that a reader sees a fresh heartbeat
-	// soon after the apiserver comes back.
-	lastWrite time.Time
-	relisted  bool
+	// lastWrite is when the status was last written; heartbeatDue says
+	// the apiserver was away (the watch had to list the Node again, or the
+	// Lease could not be renewed): the status is written at once, and
+	// retried until it is, so that a reader sees a fresh heartbeat soon
+	// after the apiserver comes back.
+	lastWrite    time.Time
+	heartbeatDue bool
 	// readyOnce is set once the Node has been written Ready: until then
 	// the status is checked every fastCheck and written as soon as it
 	// changes, so that a starting node is Ready in moments, not after a
@@ -204,11 +205,13 @@ func (n *Node) gone(rv string) {
 	}
 }
 
-// relist notes a relist of the Node by the watch, and wakes the status
-// loop to write a heartbeat.
-func (n *Node) relist() {
+// apiserverWasAway notes a relist of the Node by the watch, or a Lease
+// that failed to renew again and again, and wakes the status loop to write
+// a heartbeat. The watch alone does not always tell: after an outage it
+// may go on from where it was, without a relist.
+func (n *Node) apiserverWasAway() {
 	n.mu.Lock()
-	n.relisted = true
+	n.heartbeatDue = true
 	n.wake()
 	n.mu.Unlock()
 }
@@ -254,7 +257,7 @@ func conditionsEqual(a, b []v1.NodeCondition) bool {
 // before the Node is registered.
 func (n *Node) leaseController() lease.Controller {
 	renew := time.Duration(n.opts.LeaseDuration) * time.Second / 4
-	return lease.NewController(n.clock, n.opts.Client, n.opts.Name, n.opts.LeaseDuration, nil, renew,
+	return lease.NewController(n.clock, n.opts.Client, n.opts.Name, n.opts.LeaseDuration, n.apiserverWasAway, renew,
 		n.opts.Name, v1.NamespaceNodeLease, n.setLeaseOwner)
 }
 
@@ -298,9 +301,9 @@ func (n *Node) sync(ctx context.Context) error {
 	}
 	now := n.clock.Now()
 	n.mu.Lock()
-	lastWrite, relisted := n.lastWrite, n.relisted
+	lastWrite, heartbeatDue := n.lastWrite, n.heartbeatDue
 	n.mu.Unlock()
-	due := relisted || now.Sub(lastWrite) >= n.opts.StatusReportFrequency
+	due := heartbeatDue || now.Sub(lastWrite) >= n.opts.StatusReportFrequency
 	if !due && statusEqual(cur.Status, want) {
 		return nil
 	}

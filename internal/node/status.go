@@ -105,7 +105,7 @@ func statusEqual(a, b v1.NodeStatus) bool { return equality.Semantic.DeepEqual(a
 // markWritten records when the status was last written.
 func (n *Node) markWritten(at time.Time) {
 	n.mu.Lock()
-	n.lastWrite, n.relisted = at, false
+	n.lastWrite, n.heartbeatDue = at, false
 	n.mu.Unlock()
 }
 

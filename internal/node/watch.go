@@ -61,7 +61,7 @@ func (s *nodeStore) Replace(items []any, rv string) error {
 		s.n.observed(obj)
 	}
 	if s.listed {
-		s.n.relist()
+		s.n.apiserverWasAway()
 	} else {
 		s.n.firstList()
 	}
