@@ -37,10 +37,9 @@ type Node struct {
 	// until registered, and again once it is seen deleted.
 	current *v1.Node
 	// lastWrite is when the status was last written; heartbeatDue says
-	// the apiserver was away (the watch had to list the Node again, or the
-	// Lease could not be renewed): the status is written at once, and
-	// retried until it is, so that a reader sees a fresh heartbeat soon
-	// after the apiserver comes back.
+	// the watch listed the Node (again, after it lost its connection): the
+	// status is written at once, so that a reader sees a fresh heartbeat
+	// soon after the apiserver comes back.
 	lastWrite    time.Time
 	heartbeatDue bool
 	// readyOnce is set once the Node has been written Ready: until then
@@ -205,21 +204,11 @@ func (n *Node) gone(rv string) {
 	}
 }
 
-// apiserverWasAway notes a relist of the Node by the watch, or a Lease
-// that failed to renew again and again, and wakes the status loop to write
-// a heartbeat. The watch alone does not always tell: after an outage it
-// may go on from where it was, without a relist.
+// apiserverWasAway notes a list of the Node by the watch, and wakes the
+// status loop to write a heartbeat.
 func (n *Node) apiserverWasAway() {
 	n.mu.Lock()
 	n.heartbeatDue = true
-	n.wake()
-	n.mu.Unlock()
-}
-
-// firstList notes the watch's first list: the status loop looks at what
-// it found (a Node to adopt, say) at once, with no heartbeat forced.
-func (n *Node) firstList() {
-	n.mu.Lock()
 	n.wake()
 	n.mu.Unlock()
 }
@@ -257,7 +246,7 @@ func conditionsEqual(a, b []v1.NodeCondition) bool {
 // before the Node is registered.
 func (n *Node) leaseController() lease.Controller {
 	renew := time.Duration(n.opts.LeaseDuration) * time.Second / 4
-	return lease.NewController(n.clock, n.opts.Client, n.opts.Name, n.opts.LeaseDuration, n.apiserverWasAway, renew,
+	return lease.NewController(n.clock, n.opts.Client, n.opts.Name, n.opts.LeaseDuration, nil, renew,
 		n.opts.Name, v1.NamespaceNodeLease, n.setLeaseOwner)
 }
 

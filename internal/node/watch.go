@@ -38,13 +38,7 @@ func (n *Node) watchNode() *cache.Reflector {
 }
 
 // nodeStore is the reflector's store: it keeps nothing but tells the Node.
-// Only the reflector calls it, from one goroutine.
-type nodeStore struct {
-	n *Node
-	// listed is set by the first list: a later one is a relist, after the
-	// watch was down.
-	listed bool
-}
+type nodeStore struct{ n *Node }
 
 func (s *nodeStore) Add(obj any) error    { s.n.observed(obj); return nil }
 func (s *nodeStore) Update(obj any) error { s.n.observed(obj); return nil }
@@ -60,12 +54,7 @@ func (s *nodeStore) Replace(items []any, rv string) error {
 	for _, obj := range items {
 		s.n.observed(obj)
 	}
-	if s.listed {
-		s.n.apiserverWasAway()
-	} else {
-		s.n.firstList()
-	}
-	s.listed = true
+	s.n.apiserverWasAway()
 	return nil
 }
 
