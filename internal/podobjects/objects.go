@@ -232,28 +232,36 @@ func (o *Objects) UnregisterPod(pod *corev1.Pod) {
 // references. A missing one yields the apiserver's NotFound.
 func (o *Objects) ConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
 	o.mu.RLock()
-	g, readable := o.configMaps, o.readableLocked(false, namespace, name)
+	g := o.configMaps
 	o.mu.RUnlock()
-	if g == nil {
-		return nil, fmt.Errorf("configmap %s/%s: %w", namespace, name, ErrNotConnected)
-	}
-	if !readable {
-		return nil, notYet("configmap", namespace, name)
-	}
-	return g.Get(ctx, namespace, name)
+	return read(ctx, o, g, false, namespace, name)
 }
 
 // Secret returns the Secret namespace/name, which a registered pod
 // references. A missing one yields the apiserver's NotFound.
 func (o *Objects) Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 	o.mu.RLock()
-	g, readable := o.secrets, o.readableLocked(true, namespace, name)
+	g := o.secrets
 	o.mu.RUnlock()
-	if g == nil {
-		return nil, fmt.Errorf("secret %s/%s: %w", namespace, name, ErrNotConnected)
+	return read(ctx, o, g, true, namespace, name)
+}
+
+// read gets namespace/name from g once Run has begun and the apiserver
+// lets the node read it.
+func read[T any](ctx context.Context, o *Objects, g getter[T], secret bool, namespace, name string) (T, error) {
+	kind := "configmap"
+	if secret {
+		kind = "secret"
 	}
+	var zero T
+	if g == nil {
+		return zero, fmt.Errorf("%s %s/%s: %w", kind, namespace, name, ErrNotConnected)
+	}
+	o.mu.RLock()
+	readable := o.readableLocked(secret, namespace, name)
+	o.mu.RUnlock()
 	if !readable {
-		return nil, notYet("secret", namespace, name)
+		return zero, notYet(kind, namespace, name)
 	}
 	return g.Get(ctx, namespace, name)
 }

@@ -47,7 +47,7 @@ func BenchmarkBinaryAPIPods(b *testing.B) {
 		cms := env.AdminClient.CoreV1().ConfigMaps(metav1.NamespaceDefault)
 
 		// ConfigMap updates, as the container sees them.
-		benchConfigMap(b, "bench-cm", map[string]string{"v": "0"}, false)
+		createConfigMap(b, "bench-cm", map[string]string{"v": "0"}, false)
 		c := shContainer("main", benchForever)
 		c.VolumeMounts = []corev1.VolumeMount{{Name: "cm", MountPath: "/etc/cm"}}
 		pod := h.apiPodSpec("cmreader", c)
@@ -110,7 +110,7 @@ func BenchmarkBinaryAPIPods(b *testing.B) {
 				return false
 			})
 			start := time.Now()
-			benchConfigMap(b, cmName, map[string]string{"v": "here"}, false)
+			createConfigMap(b, cmName, map[string]string{"v": "here"}, false)
 			lateToRunning = append(lateToRunning, h.untilRunning(b, p.Name, start))
 		}
 		reportNamed(b, "object-created-to-running", lateToRunning)
@@ -141,7 +141,7 @@ func BenchmarkBinaryAPIPods(b *testing.B) {
 		heapBefore := h.metricWith(b, "go_memstats_heap_inuse_bytes")
 		rssBefore := h.metricWith(b, "process_resident_memory_bytes")
 		for i := range 1000 {
-			benchConfigMap(b, fmt.Sprintf("many-%04d", i), map[string]string{"k": strings.Repeat("x", 64)}, i%4 == 3)
+			createConfigMap(b, fmt.Sprintf("many-%04d", i), map[string]string{"k": strings.Repeat("x", 64)}, i%4 == 3)
 		}
 		var uids []types.UID
 		for p := range 10 {
@@ -172,21 +172,6 @@ func BenchmarkBinaryAPIPods(b *testing.B) {
 		}
 		h.stop()
 	}
-}
-
-// benchConfigMap creates a ConfigMap deleted when the benchmark ends.
-func benchConfigMap(b *testing.B, name string, data map[string]string, immutable bool) {
-	b.Helper()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
-	if immutable {
-		cm.Immutable = ptr.To(true)
-	}
-	if _, err := env.AdminClient.CoreV1().ConfigMaps(metav1.NamespaceDefault).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = env.AdminClient.CoreV1().ConfigMaps(metav1.NamespaceDefault).Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
 }
 
 // untilRunning polls the CRI every 2 ms until the pod's container runs,

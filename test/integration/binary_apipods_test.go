@@ -81,10 +81,13 @@ func eventuallyTrue(t *testing.T, what string, timeout time.Duration, ok func() 
 	}
 }
 
-func createConfigMap(t *testing.T, name string, data map[string]string) *corev1.ConfigMap {
+func createConfigMap(t testing.TB, name string, data map[string]string, immutable bool) *corev1.ConfigMap {
 	t.Helper()
-	cm, err := env.AdminClient.CoreV1().ConfigMaps(metav1.NamespaceDefault).Create(context.Background(),
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}, metav1.CreateOptions{})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
+	if immutable {
+		cm.Immutable = ptr.To(true)
+	}
+	cm, err := env.AdminClient.CoreV1().ConfigMaps(metav1.NamespaceDefault).Create(context.Background(), cm, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +120,7 @@ func TestBinaryAPIPods(t *testing.T) {
 	cms := env.AdminClient.CoreV1().ConfigMaps(metav1.NamespaceDefault)
 	secrets := env.AdminClient.CoreV1().Secrets(metav1.NamespaceDefault)
 
-	createConfigMap(t, "app-config", map[string]string{"greeting": "hello", "color": "blue"})
+	createConfigMap(t, "app-config", map[string]string{"greeting": "hello", "color": "blue"}, false)
 	createSecret(t, "app-secret", map[string]string{"password": "s3cret"})
 
 	main := shContainer("main", sleepForever)
@@ -322,7 +325,7 @@ func TestBinaryAPIPods(t *testing.T) {
 		if !strings.Contains(ev.Message, "late-config") {
 			t.Errorf("event %q does not name the ConfigMap", ev.Message)
 		}
-		createConfigMap(t, "late-config", map[string]string{"k": "v"})
+		createConfigMap(t, "late-config", map[string]string{"k": "v"}, false)
 		h.waitAPIPod(late.Name, "Running once late-config exists", 10*time.Second, apiPodRunning(lp.UID))
 		if got := strings.TrimSpace(h.exec("late", "main", "cat", "/etc/late/k")); got != "v" {
 			t.Errorf("late-config's key = %q", got)
@@ -458,7 +461,7 @@ func TestBinaryAPIPodsChangeDetection(t *testing.T) {
 				}
 			}
 			name := "strategy-" + strings.ToLower(strategy)
-			createConfigMap(t, name, map[string]string{"v": "one"})
+			createConfigMap(t, name, map[string]string{"v": "one"}, false)
 			c := shContainer("main", sleepForever)
 			c.VolumeMounts = []corev1.VolumeMount{{Name: "cm", MountPath: "/etc/cm"}}
 			pod := h.apiPodSpec("reader", c)
