@@ -82,7 +82,10 @@ func New(opts Options) (*Agent, error) {
 		m.adopted.Inc()
 		a.timeline.Record(uid, timeline.KindWorker, "adopted: %d running container(s) from before the restart kept", running)
 	})
-	a.pleg, err = pleg.New(pleg.Options{Runtime: opts.Runtime, Interval: opts.RelistInterval, Logger: opts.Logger, Clock: opts.Clock})
+	a.pleg, err = pleg.New(pleg.Options{
+		Runtime: opts.Runtime, Interval: opts.RelistInterval, Logger: opts.Logger, Clock: opts.Clock,
+		ContainerPID: opts.Runtime.ContainerPID,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -305,6 +306,11 @@ func compareUID(a, b types.UID) int {
 		return 1
 	}
 	return 0
+}
+
+// ContainerPID: the fake's containers have no processes to watch.
+func (f *fakeRuntime) ContainerPID(context.Context, string) (int, error) {
+	return 0, errors.New("the fake runtime runs no processes")
 }
 
 func (f *fakeRuntime) GarbageCollect(context.Context, func(types.UID) bool) error {

@@ -43,6 +43,8 @@ type Runtime interface {
 	StopPod(ctx context.Context, pod *corev1.Pod, running runtime.Pod, gracePeriodOverride *int64, preStop runtime.PreStopHook) error
 	GetPodStatus(ctx context.Context, uid types.UID) (*runtime.PodStatus, error)
 	GetPods(ctx context.Context) ([]*runtime.Pod, error)
+	// ContainerPID serves the PLEG's exit watch.
+	ContainerPID(ctx context.Context, id string) (int, error)
 	GarbageCollect(ctx context.Context, deleted func(types.UID) bool) error
 	RemovePodLogDir(pod *corev1.Pod) error
 	// StopContainer and ExecSync serve the probes.

@@ -20,6 +20,8 @@ type Cache struct {
 	observed time.Time
 	// changed is closed and replaced on every update, to wake waiters.
 	changed chan struct{}
+	// onSet, if set, is told of every status stored, outside the lock.
+	onSet func(*runtime.PodStatus)
 }
 
 type cacheEntry struct {
@@ -74,12 +76,16 @@ func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, t time.Time) (*
 // relist that began before a worker's own fetch cannot roll it back.
 func (c *Cache) Set(uid types.UID, status *runtime.PodStatus, err error, timestamp time.Time) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if e, ok := c.pods[uid]; ok && e.modified.After(timestamp) {
+		c.mu.Unlock()
 		return
 	}
 	c.pods[uid] = cacheEntry{status: status, err: err, modified: timestamp}
 	c.notifyLocked()
+	c.mu.Unlock()
+	if c.onSet != nil {
+		c.onSet(status)
+	}
 }
 
 // holds reports whether the cache holds a status of the pod, fetched

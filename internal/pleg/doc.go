@@ -17,4 +17,8 @@
 // of the pods that changed. Every cached status is then known to be
 // current as of the relist's start, which is what GetNewerThan waits for:
 // a worker that acted at time t sees a status observed after t.
+//
+// With Options.ContainerPID, the PLEG also watches the process of every
+// running container (package exitwatch) and relists the moment one exits:
+// an exit is in the cache within milliseconds, not at the next relist.
 package pleg

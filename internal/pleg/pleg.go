@@ -11,6 +11,9 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+
+	"github.com/nodeagent/nodeagent/internal/exitwatch"
+	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
 // Options configure a PLEG. Runtime is required.
@@ -27,6 +30,10 @@ type Options struct {
 	HealthyWithin time.Duration
 	Logger        logr.Logger
 	Clock         clock.Clock
+	// ContainerPID, when set, turns on the exit watch: the PLEG watches
+	// the process of every running container (see package exitwatch) and
+	// relists at once when one exits, instead of at the next Interval.
+	ContainerPID func(ctx context.Context, containerID string) (int, error)
 }
 
 // PLEG relists the runtime and emits pod lifecycle events.
@@ -38,6 +45,16 @@ type PLEG struct {
 	clock         clock.Clock
 	cache         *Cache
 	events        chan PodLifecycleEvent
+	// exits is the exit watch, nil without Options.ContainerPID; an exit
+	// it sees wakes the relist loop through relistNow.
+	exits     *exitwatch.Watcher
+	relistNow chan struct{}
+	// exitsMu guards exited: the containers whose exits the watch saw,
+	// until a relist shows them not running. The runtime records an exit a
+	// few milliseconds after the process ends, so a relist right after may
+	// still see the container running: it relists again soon.
+	exitsMu sync.Mutex
+	exited  map[string]awaitedExit
 
 	startOnce sync.Once
 
@@ -69,7 +86,7 @@ func New(opts Options) (*PLEG, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	return &PLEG{
+	p := &PLEG{
 		runtime:       opts.Runtime,
 		interval:      opts.Interval,
 		healthyWithin: opts.HealthyWithin,
@@ -78,7 +95,22 @@ func New(opts Options) (*PLEG, error) {
 		cache:         NewCache(),
 		events:        make(chan PodLifecycleEvent, opts.EventBuffer),
 		reinspect:     map[types.UID]bool{},
-	}, nil
+		relistNow:     make(chan struct{}, 1),
+		exited:        map[string]awaitedExit{},
+	}
+	if opts.ContainerPID != nil {
+		var err error
+		p.exits, err = exitwatch.New(exitwatch.Options{
+			PID:    opts.ContainerPID,
+			Exited: p.containerExited,
+			Logger: p.log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		p.cache.onSet = p.watchRunning
+	}
+	return p, nil
 }
 
 // Events returns the channel of pod lifecycle events. It is closed when
@@ -88,8 +120,9 @@ func (p *PLEG) Events() <-chan PodLifecycleEvent { return p.events }
 // Cache returns the pod status cache the relists keep current.
 func (p *PLEG) Cache() *Cache { return p.cache }
 
-// Start relists at once and then Interval after each relist ends, until
-// ctx ends; then it returns nil. It may be called once.
+// Start relists at once and then Interval after each relist ends, or
+// sooner when the exit watch sees a container exit, until ctx ends; then
+// it returns nil. It may be called once.
 func (p *PLEG) Start(ctx context.Context) error {
 	started := false
 	p.startOnce.Do(func() { started = true })
@@ -97,14 +130,106 @@ func (p *PLEG) Start(ctx context.Context) error {
 		return errors.New("pleg: Start called twice")
 	}
 	defer close(p.events)
+	if p.exits != nil {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = p.exits.Run(ctx)
+		}()
+		defer func() { <-done }()
+	}
 	for {
 		p.relist(ctx)
-		t := p.clock.NewTimer(p.interval)
+		t := p.clock.NewTimer(p.nextRelist())
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return nil
 		case <-t.C():
+		case <-p.relistNow:
+			t.Stop()
+		}
+	}
+}
+
+// exitRecheck is how soon a relist follows one that still saw running a
+// container whose exit the watch saw, doubled each time; exitRecheckFor is
+// how long that goes on. A runtime that lists the container running all
+// that while is not the one whose processes the agent sees (another PID
+// namespace): the exit watch is then turned off.
+const (
+	exitRecheck    = 5 * time.Millisecond
+	exitRecheckFor = 10 * time.Second
+)
+
+// awaitedExit is an exit the watch saw that no relist has shown yet.
+type awaitedExit struct {
+	since time.Time
+	wait  time.Duration // the pause before the next relist; 0 until one relist saw it running
+}
+
+// containerExited is the exit watch's report: relist now.
+func (p *PLEG) containerExited(id string) {
+	p.exitsMu.Lock()
+	p.exited[id] = awaitedExit{since: p.clock.Now()}
+	p.exitsMu.Unlock()
+	p.wake()
+}
+
+// nextRelist is the pause before the next relist: Interval, or less while
+// an exit the watch saw is not yet in the runtime's list.
+func (p *PLEG) nextRelist() time.Duration {
+	p.exitsMu.Lock()
+	defer p.exitsMu.Unlock()
+	next := p.interval
+	for _, e := range p.exited {
+		if e.wait > 0 {
+			next = min(next, e.wait)
+		}
+	}
+	return next
+}
+
+// settleExits forgets the exits the relist shows (the container is not
+// running), backs off the recheck of the others, and gives up on those
+// awaited too long.
+func (p *PLEG) settleExits(running map[string]bool) {
+	p.exitsMu.Lock()
+	defer p.exitsMu.Unlock()
+	now := p.clock.Now()
+	for id, e := range p.exited {
+		switch {
+		case !running[id]:
+			delete(p.exited, id)
+		case now.Sub(e.since) > exitRecheckFor:
+			delete(p.exited, id)
+			p.exits.TurnOff(fmt.Errorf("container %s: its process is gone, but the runtime has listed it running for %s since", id, exitRecheckFor))
+		default:
+			e.wait = max(exitRecheck, 2*e.wait)
+			p.exited[id] = e
+		}
+	}
+}
+
+// wake makes the relist loop relist now; wakes that come while it relists
+// make one more relist, not one each.
+func (p *PLEG) wake() {
+	select {
+	case p.relistNow <- struct{}{}:
+	default:
+	}
+}
+
+// watchRunning begins watching the running containers of a status that a
+// worker or a relist stored: a container a worker just started is watched
+// before the next relist could see it.
+func (p *PLEG) watchRunning(s *runtime.PodStatus) {
+	if s == nil {
+		return
+	}
+	for i := range s.Containers {
+		if s.Containers[i].State == runtime.ContainerStateRunning {
+			p.exits.Watch(s.Containers[i].ID)
 		}
 	}
 }
@@ -140,6 +265,9 @@ func (p *PLEG) relist(ctx context.Context) {
 	current := snapshotOf(pods)
 	events := diff(p.previous, current)
 	p.previous = current
+	if p.exits != nil {
+		p.watchExits(current)
+	}
 
 	changed := map[types.UID]bool{}
 	for _, e := range events {
@@ -180,4 +308,20 @@ func (p *PLEG) relist(ctx context.Context) {
 			p.log.Info("event channel full, dropping an event", "uid", e.ID, "type", e.Type, "data", e.Data)
 		}
 	}
+}
+
+// watchExits watches every running container of the snapshot, ends the
+// watches of the others, and settles the exits the watch saw.
+func (p *PLEG) watchExits(s snapshot) {
+	running := map[string]bool{}
+	for _, pod := range s {
+		for _, c := range pod.containers {
+			if c.state == runtime.ContainerStateRunning {
+				running[c.id] = true
+				p.exits.Watch(c.id)
+			}
+		}
+	}
+	p.exits.Retain(func(id string) bool { return running[id] })
+	p.settleExits(running)
 }

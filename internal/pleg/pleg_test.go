@@ -75,8 +75,16 @@ type harness struct {
 
 func start(t *testing.T, rt *fakeRuntime) *harness {
 	t.Helper()
+	return startWith(t, Options{Runtime: rt})
+}
+
+// startWith starts a PLEG with opts, a fake clock and a 1 s interval.
+func startWith(t *testing.T, opts Options) *harness {
+	t.Helper()
+	rt := opts.Runtime.(*fakeRuntime)
 	clk := testingclock.NewFakeClock(t0)
-	p, err := New(Options{Runtime: rt, Clock: clk, Interval: time.Second})
+	opts.Clock, opts.Interval = clk, time.Second
+	p, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,5 +297,87 @@ func TestPLEGStartTwice(t *testing.T) {
 	h := start(t, &fakeRuntime{})
 	if err := h.p.Start(context.Background()); err == nil {
 		t.Error("second Start succeeded")
+	}
+}
+
+// An exit the watch saw makes a relist at once, and relists every
+// exitRecheck while the runtime still lists the container running; once
+// it lists it exited, the relists are an Interval apart again.
+func TestPLEGRelistsAtOnceOnAnExit(t *testing.T) {
+	rt := &fakeRuntime{}
+	rt.set(pod("u1", sb("s1", runtime.SandboxReady), ctr("c1", runtime.ContainerStateRunning)))
+	h := startWith(t, Options{Runtime: rt, ContainerPID: func(context.Context, string) (int, error) {
+		return 0, errors.New("no processes here")
+	}})
+	h.drain()
+	lists := func() int {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		return rt.lists
+	}
+	waitLists := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); lists() < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d relists, want %d", lists(), n)
+			}
+		}
+		h.waitIdle()
+	}
+	n := lists()
+	h.p.containerExited("c1") // the clock does not move: only the exit relists
+	waitLists(n + 1)
+	if got := h.drain(); len(got) != 0 {
+		t.Fatalf("events %v while the runtime still lists c1 running", got)
+	}
+	h.clock.Step(exitRecheck)
+	waitLists(n + 2)
+	h.clock.Step(exitRecheck) // the recheck backs off: not yet
+	time.Sleep(20 * time.Millisecond)
+	if got := lists(); got != n+2 {
+		t.Fatalf("%d relists, want %d: the second recheck waits twice as long", got, n+2)
+	}
+	h.clock.Step(exitRecheck)
+	waitLists(n + 3)
+
+	rt.set(pod("u1", sb("s1", runtime.SandboxReady), ctr("c1", runtime.ContainerStateExited)))
+	h.clock.Step(4 * exitRecheck)
+	waitLists(n + 4)
+	want := []PodLifecycleEvent{{ID: "u1", Type: ContainerDied, Data: "c1"}}
+	if got := h.drain(); !cmp.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	h.clock.Step(8 * exitRecheck)
+	time.Sleep(20 * time.Millisecond)
+	if got := lists(); got != n+4 {
+		t.Fatalf("%d relists after the exit was listed, want %d: the interval again", got, n+4)
+	}
+}
+
+// A runtime that goes on listing running a container whose process the
+// watch saw exit is not the one whose processes the agent sees: after
+// exitRecheckFor the watch is turned off.
+func TestPLEGTurnsTheExitWatchOffWhenTheRuntimeNeverAgrees(t *testing.T) {
+	rt := &fakeRuntime{}
+	rt.set(pod("u1", sb("s1", runtime.SandboxReady), ctr("c1", runtime.ContainerStateRunning)))
+	h := startWith(t, Options{Runtime: rt, ContainerPID: func(context.Context, string) (int, error) {
+		return 0, errors.New("no processes here")
+	}})
+	h.p.containerExited("c1")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		h.waitIdle()
+		h.p.exitsMu.Lock()
+		left := len(h.p.exited)
+		h.p.exitsMu.Unlock()
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the exit is still awaited")
+		}
+		h.clock.Step(time.Second)
+	}
+	if !h.p.exits.Off() {
+		t.Fatal("the exit watch is still on")
 	}
 }
