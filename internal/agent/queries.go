@@ -3,10 +3,12 @@ package agent
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -33,6 +35,10 @@ type PodInfo struct {
 	// Mirror is a static pod's mirror pod, in connected mode; nil
 	// otherwise.
 	Mirror *MirrorInfo
+	// Processes is what the PLEG's exit watch knows of the processes of
+	// the containers the status shows running, by the status's container
+	// ID; a container it does not watch has no entry.
+	Processes map[string]pleg.ProcessState
 }
 
 // MirrorInfo is the state of a static pod's mirror pod.
@@ -111,12 +117,33 @@ func (a *Agent) complete(info PodInfo) PodInfo {
 	info.Origin = podtypes.ConfigOrigin(info.Pod)
 	info.Restored = a.ckpt.wasRestored(uid)
 	info.Adopted = a.adoption.wasAdopted(uid)
+	info.Processes = a.processes(info.Status)
 	if a.api != nil && podtypes.IsStaticPod(info.Pod) {
 		m := a.api.mirrors.Mirror(info.Pod)
 		_, statusSynced := a.api.statuses.Synced(uid)
 		info.Mirror = &MirrorInfo{UID: m.UID, Synced: m.Synced, StatusSynced: m.Synced && statusSynced, Problem: m.Problem, NotMirrorable: m.NotMirrorable}
 	}
 	return info
+}
+
+// processes asks the exit watch about the containers st shows running.
+func (a *Agent) processes(st corev1.PodStatus) map[string]pleg.ProcessState {
+	var out map[string]pleg.ProcessState
+	for _, statuses := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for _, c := range statuses {
+			_, id, ok := strings.Cut(c.ContainerID, "://")
+			if c.State.Running == nil || !ok {
+				continue
+			}
+			if ps := a.pleg.Process(id); ps != pleg.ProcessUnwatched {
+				if out == nil {
+					out = map[string]pleg.ProcessState{}
+				}
+				out[c.ContainerID] = ps
+			}
+		}
+	}
+	return out
 }
 
 // Timeline returns the pod's recent events, oldest first.

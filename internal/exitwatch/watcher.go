@@ -60,6 +60,8 @@ type watch struct {
 	mu     sync.Mutex
 	file   *os.File
 	closed bool
+	// waiting: the pidfd is open, proven the container's, and waited on.
+	waiting bool
 }
 
 // New returns a Watcher; Run serves it.
@@ -139,6 +141,20 @@ func (w *Watcher) Retain(keep func(id string) bool) {
 	}
 }
 
+// Watched reports whether the container's process is being waited on:
+// its exit, if it comes, is reported within milliseconds.
+func (w *Watcher) Watched(id string) bool {
+	w.mu.Lock()
+	wt := w.watches[id]
+	w.mu.Unlock()
+	if wt == nil {
+		return false
+	}
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	return wt.waiting && !wt.closed
+}
+
 // Off reports whether the Watcher was turned off.
 func (w *Watcher) Off() bool {
 	w.mu.Lock()
@@ -205,6 +221,8 @@ func (w *Watcher) wait(ctx context.Context, id string, wt *watch) (exited bool, 
 	if err != nil {
 		return false, err
 	}
+	wt.setWaiting(true)
+	defer wt.setWaiting(false)
 	// Each wake of the poller asks the pidfd again, so that no wake but
 	// the exit's ends the wait.
 	err = rc.Read(func(fd uintptr) bool {
@@ -267,6 +285,12 @@ func (wt *watch) open(f *os.File) bool {
 	}
 	wt.file = f
 	return true
+}
+
+func (wt *watch) setWaiting(v bool) {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	wt.waiting = v
 }
 
 // close ends the wait on the pidfd and closes it; it may be called again.

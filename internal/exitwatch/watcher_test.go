@@ -118,6 +118,9 @@ func TestExitOfAWatchedProcessIsReported(t *testing.T) {
 	h.w.Watch("c1")
 	h.w.Watch("c1") // a second Watch of the same container is a no-op
 	h.expectNoExit(t)
+	if !h.w.Watched("c1") {
+		t.Fatal("Watched(c1) = false while its process is waited on")
+	}
 	if n := h.w.Watching(); n != 1 {
 		t.Fatalf("Watching() = %d, want 1", n)
 	}
@@ -125,6 +128,9 @@ func TestExitOfAWatchedProcessIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.expectExit(t, "c1")
+	if h.w.Watched("c1") {
+		t.Fatal("Watched(c1) = true once its process exited")
+	}
 	// Exited until Retain drops it: never watched again.
 	h.w.Watch("c1")
 	h.expectNoExit(t)

@@ -87,7 +87,21 @@ type Container struct {
 	StartedAt *time.Time `json:"startedAt,omitempty"`
 	// LastTermination is why the previous instance ended, if one did.
 	LastTermination *Termination `json:"lastTermination,omitempty"`
+	// Process is what the agent knows of a running container's process:
+	// ProcessWatched, ProcessExited, or "" when it does not watch it.
+	Process string `json:"process,omitempty"`
 }
+
+// What the agent knows of a running container's process (Container.Process).
+const (
+	// ProcessWatched: the agent waits on the process, and sees its exit
+	// within milliseconds, not at its next relist.
+	ProcessWatched = "watched"
+	// ProcessExited: the process has exited; the runtime has not recorded
+	// the exit yet, so the state still says running, and the exit code is
+	// not known yet.
+	ProcessExited = "exited"
+)
 
 // Condition is one pod condition.
 type Condition struct {

@@ -38,12 +38,12 @@ func toPod(in PodInfo) Pod {
 		out.Conditions = append(out.Conditions, Condition{Type: string(c.Type), Status: string(c.Status),
 			Reason: c.Reason, Message: c.Message, LastTransitionTime: timeOf(&c.LastTransitionTime)})
 	}
-	out.InitContainers = toContainers(in.Status.InitContainerStatuses)
-	out.Containers = toContainers(in.Status.ContainerStatuses)
+	out.InitContainers = toContainers(in.Status.InitContainerStatuses, in.Processes)
+	out.Containers = toContainers(in.Status.ContainerStatuses, in.Processes)
 	return out
 }
 
-func toContainers(in []corev1.ContainerStatus) []Container {
+func toContainers(in []corev1.ContainerStatus, processes map[string]string) []Container {
 	if len(in) == 0 {
 		return nil
 	}
@@ -59,6 +59,7 @@ func toContainers(in []corev1.ContainerStatus) []Container {
 		switch s := cs.State; {
 		case s.Running != nil:
 			c.State, c.StartedAt = StateRunning, timeOf(&s.Running.StartedAt)
+			c.Process = processes[cs.ContainerID]
 		case s.Terminated != nil:
 			c.State, c.Reason, c.Message = StateTerminated, s.Terminated.Reason, s.Terminated.Message
 			c.ExitCode, c.StartedAt = &s.Terminated.ExitCode, timeOf(&s.Terminated.StartedAt)

@@ -30,6 +30,7 @@ func webInfo() PodInfo {
 		Source:      "file",
 		ConfigHash:  "u1",
 		Origin:      "/etc/nodeagent/manifests/web.yaml",
+		Processes:   map[string]string{"containerd://c2": ProcessExited},
 		Status: corev1.PodStatus{
 			Phase:     corev1.PodRunning,
 			PodIP:     "10.0.0.5",
@@ -76,7 +77,7 @@ func TestPodsListsEveryPodWithContainerStates(t *testing.T) {
 		InitContainers: []Container{{Name: "init", State: StateTerminated, Reason: "Completed", ExitCode: &zero, StartedAt: &start}},
 		Containers: []Container{{
 			Name: "httpd", Image: "busybox", ContainerID: "containerd://c2", State: StateRunning, Ready: true,
-			RestartCount: 2, StartedAt: &start,
+			RestartCount: 2, StartedAt: &start, Process: ProcessExited,
 			LastTermination: &Termination{ExitCode: exit137, Reason: "Error", FinishedAt: &start},
 		}, {
 			Name: "sidecar", State: StateWaiting, Reason: "CrashLoopBackOff", Message: "back-off 10s",

@@ -42,4 +42,7 @@ type PodInfo struct {
 	Adopted  bool
 	// Mirror is a static pod's mirror pod, in connected mode.
 	Mirror *Mirror
+	// Processes says, by the status's container ID, what the agent knows
+	// of the processes of running containers: see Container.Process.
+	Processes map[string]string
 }

@@ -211,6 +211,38 @@ func (p *PLEG) settleExits(running map[string]bool) {
 	}
 }
 
+// ProcessState is what the exit watch knows of a container's process.
+type ProcessState string
+
+const (
+	// ProcessUnwatched: the exit watch does not watch it (it is off, or
+	// has not begun yet); an exit is seen at the next relist.
+	ProcessUnwatched ProcessState = ""
+	// ProcessWatched: it runs, and its exit will be seen within
+	// milliseconds.
+	ProcessWatched ProcessState = "watched"
+	// ProcessExited: it has exited, and the runtime has not recorded the
+	// exit (its code) yet.
+	ProcessExited ProcessState = "exited"
+)
+
+// Process tells what the exit watch knows of a container's process.
+func (p *PLEG) Process(containerID string) ProcessState {
+	if p.exits == nil {
+		return ProcessUnwatched
+	}
+	p.exitsMu.Lock()
+	_, exited := p.exited[containerID]
+	p.exitsMu.Unlock()
+	switch {
+	case exited:
+		return ProcessExited
+	case p.exits.Watched(containerID):
+		return ProcessWatched
+	}
+	return ProcessUnwatched
+}
+
 // wake makes the relist loop relist now; wakes that come while it relists
 // make one more relist, not one each.
 func (p *PLEG) wake() {

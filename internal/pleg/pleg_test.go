@@ -325,8 +325,14 @@ func TestPLEGRelistsAtOnceOnAnExit(t *testing.T) {
 		h.waitIdle()
 	}
 	n := lists()
+	if got := h.p.Process("c1"); got != ProcessUnwatched {
+		t.Fatalf("Process(c1) = %q before the exit, want unwatched (the fake has no PIDs)", got)
+	}
 	h.p.containerExited("c1") // the clock does not move: only the exit relists
 	waitLists(n + 1)
+	if got := h.p.Process("c1"); got != ProcessExited {
+		t.Fatalf("Process(c1) = %q while the runtime lists it running, want exited", got)
+	}
 	if got := h.drain(); len(got) != 0 {
 		t.Fatalf("events %v while the runtime still lists c1 running", got)
 	}
@@ -346,6 +352,9 @@ func TestPLEGRelistsAtOnceOnAnExit(t *testing.T) {
 	want := []PodLifecycleEvent{{ID: "u1", Type: ContainerDied, Data: "c1"}}
 	if got := h.drain(); !cmp.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
+	}
+	if got := h.p.Process("c1"); got != ProcessUnwatched {
+		t.Fatalf("Process(c1) = %q once the runtime lists the exit, want unwatched", got)
 	}
 	h.clock.Step(8 * exitRecheck)
 	time.Sleep(20 * time.Millisecond)

@@ -23,17 +23,34 @@ type waitFlags struct {
 func (w *waitFlags) add(cmd *cobra.Command, what string) {
 	cmd.Flags().BoolVar(&w.wait, "wait", false, "wait until "+what)
 	cmd.Flags().DurationVar(&w.timeout, "timeout", 2*time.Minute, "how long --wait waits")
-	cmd.Flags().DurationVar(&w.settle, "settle", -1, "how long a container must have run before --wait counts it running; the default, one relist interval of the agent (--relist-interval) and 200ms, is the time the agent takes to notice a container that exits at once; 0 counts a container running as soon as the agent has started it")
+	cmd.Flags().DurationVar(&w.settle, "settle", -1, "how long a container must have been seen running before --wait counts it running; by default "+
+		watchedSettle.String()+" from when the agent reports that it watches the container's process (it then reports the process's exit at once), else one relist interval of the agent (--relist-interval) and 200ms; 0 counts a container running as soon as the agent has started it")
 }
 
-// settleFor is --settle, or its default: a container that exits at once
-// runs until the agent's next relist notices, so a shorter wait could call
-// a crashing container running.
-func (w waitFlags) settleFor(s settings) time.Duration {
+// watchedSettle is the default settle of a container whose process the
+// agent watches, counted from when it first says so. The agent says so
+// only of a process it found alive once it watched it, and reports its
+// exit the moment it happens; a container that exits at once is gone
+// before the agent watches it (BenchmarkCrashVisibleAfterRunning: never
+// shown watched in 20 crashes), and this margin covers one that dies just
+// after.
+const watchedSettle = 5 * time.Millisecond
+
+// settle is how long --wait wants a container seen running before it
+// counts it running, so that one that exits at once fails the wait.
+type settle struct {
+	// watched applies from when the agent first says it watches the
+	// container's process; unwatched from when the container is first
+	// seen running, to a container whose exit the agent sees at its relist.
+	watched, unwatched time.Duration
+}
+
+// settleFor is --settle for every container, or its default.
+func (w waitFlags) settleFor(s settings) settle {
 	if w.settle >= 0 {
-		return w.settle
+		return settle{watched: w.settle, unwatched: w.settle}
 	}
-	return s.RelistInterval + 200*time.Millisecond
+	return settle{watched: watchedSettle, unwatched: s.RelistInterval + 200*time.Millisecond}
 }
 
 func newApplyCommand(c *cli) *cobra.Command {

@@ -17,7 +17,7 @@ import (
 // from memory over a unix socket in well under a millisecond, so a short
 // interval costs little and keeps apply --wait close to the agent's own
 // time to run the pod.
-const pollInterval = 10 * time.Millisecond
+const pollInterval = 5 * time.Millisecond
 
 // failureLogLines is how much of a failing container's log --wait shows.
 const failureLogLines = 20
@@ -40,31 +40,28 @@ func (e *podFailed) Error() string {
 
 // waitRunning polls the agent until every pod runs (or, run to completion,
 // succeeded) under the UID that the manifest at target hashes to.
-func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target string, pods []*corev1.Pod, settle time.Duration) error {
+func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target string, pods []*corev1.Pod, s settle) error {
 	start := time.Now()
-	// When each container ID was first seen running: the status says when
-	// a container started only to the second.
-	firstSeen := map[string]time.Time{}
+	seen := sightings{}
 	pending := make(map[types.UID]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		pending[p.UID] = p
 	}
 	for {
-		seen, err := client.Pods(ctx)
+		// The next poll comes at pollInterval, or as a settle runs out.
+		next := pollInterval
+		seen.due = func(d time.Duration) { next = max(0, min(next, d)) }
+		pods, err := client.Pods(ctx)
 		if err != nil && ctx.Err() == nil {
 			return err
 		}
-		for _, got := range seen {
+		for _, got := range pods {
 			want := pending[types.UID(got.UID)]
 			if want == nil {
 				continue
 			}
-			for _, ct := range got.Containers {
-				if _, ok := firstSeen[ct.ContainerID]; !ok && ct.State == localapi.StateRunning {
-					firstSeen[ct.ContainerID] = time.Now()
-				}
-			}
-			done, failure := c.judge(got, want, settle, firstSeen)
+			seen.note(got.Containers, time.Now())
+			done, failure := c.judge(got, want, s, &seen)
 			if failure != nil {
 				return failure
 			}
@@ -79,14 +76,64 @@ func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target s
 		select {
 		case <-ctx.Done():
 			return c.waitTimedOut(client, target, pending)
-		case <-time.After(pollInterval):
+		case <-time.After(next):
 		}
 	}
 }
 
+// sighting is when --wait first saw a container running, and first saw the
+// agent watching its process: the status says when a container started
+// only to the second.
+type sighting struct{ running, watched time.Time }
+
+// sightings are by container ID; due is told how long until a settle
+// that settled found unfinished runs out.
+type sightings struct {
+	by  map[string]sighting
+	due func(time.Duration)
+}
+
+func (s *sightings) note(cs []localapi.Container, now time.Time) {
+	if s.by == nil {
+		s.by = map[string]sighting{}
+	}
+	for _, ct := range cs {
+		if ct.State != localapi.StateRunning {
+			continue
+		}
+		x := s.by[ct.ContainerID]
+		if x.running.IsZero() {
+			x.running = now
+		}
+		if x.watched.IsZero() && ct.Process == localapi.ProcessWatched {
+			x.watched = now
+		}
+		s.by[ct.ContainerID] = x
+	}
+}
+
+// settled tells whether a running container has been seen long enough.
+func (s *sightings) settled(ct localapi.Container, st settle) bool {
+	x := s.by[ct.ContainerID]
+	if x.running.IsZero() {
+		return false
+	}
+	left := st.unwatched - time.Since(x.running)
+	if !x.watched.IsZero() {
+		left = min(left, st.watched-time.Since(x.watched))
+	}
+	if left <= 0 {
+		return true
+	}
+	if s.due != nil {
+		s.due(left)
+	}
+	return false
+}
+
 // judge tells whether the agent's pod runs as want asks, every container
-// seen running for settle at least, or has failed.
-func (c *cli) judge(got localapi.Pod, want *corev1.Pod, settle time.Duration, firstSeen map[string]time.Time) (done bool, failure error) {
+// seen running for its settle at least, or has failed.
+func (c *cli) judge(got localapi.Pod, want *corev1.Pod, s settle, seen *sightings) (done bool, failure error) {
 	fail := func(reason, container string) error {
 		return &podFailed{pod: got.Name, reason: reason, logs: c.lastLogLines(got, container, failureLogLines)}
 	}
@@ -117,7 +164,9 @@ func (c *cli) judge(got localapi.Pod, want *corev1.Pod, settle time.Duration, fi
 		case ct.State == localapi.StateTerminated: // exited 0: judged above
 		case ct.State != localapi.StateRunning:
 			return false, nil
-		case settle > 0 && time.Since(firstSeen[ct.ContainerID]) < settle:
+		case ct.Process == localapi.ProcessExited:
+			return false, nil // the runtime is about to record how it ended
+		case !seen.settled(ct, s):
 			return false, nil
 		}
 	}

@@ -111,7 +111,7 @@ func TestWaitRunningFollowsTheAgent(t *testing.T) {
 		fake.set(info("new", corev1.PodRunning, running("containerd://new")))
 	}()
 	start := time.Now()
-	if err := c.waitRunning(ctx, client, "/m/web.yaml", []*corev1.Pod{wanted("new")}, 100*time.Millisecond); err != nil {
+	if err := c.waitRunning(ctx, client, "/m/web.yaml", []*corev1.Pod{wanted("new")}, settle{watched: time.Hour, unwatched: 100 * time.Millisecond}); err != nil {
 		t.Fatalf("waitRunning: %v", err)
 	}
 	// 100 ms before it runs, 100 ms of settling.
@@ -137,7 +137,7 @@ func TestWaitRunningReportsAFailureWithTheLog(t *testing.T) {
 	var out bytes.Buffer
 	c := &cli{out: &out, errOut: &out, settings: settings{PodLogDir: logs}}
 	fake.set(info("new", corev1.PodRunning, exited(1)))
-	err := c.waitRunning(context.Background(), client, "/m/web.yaml", []*corev1.Pod{wanted("new")}, 0)
+	err := c.waitRunning(context.Background(), client, "/m/web.yaml", []*corev1.Pod{wanted("new")}, settle{})
 	var pf *podFailed
 	if !errors.As(err, &pf) || !strings.Contains(err.Error(), "container c exited with code 1") || !strings.Contains(err.Error(), "cannot open /etc/app.conf") {
 		t.Errorf("waitRunning: %v, want the exit code and the log line", err)
@@ -151,7 +151,7 @@ func TestWaitRunningTimesOutSayingWhy(t *testing.T) {
 	fake.set(info("new", corev1.PodPending))
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	err := c.waitRunning(ctx, client, "/m/web.yaml", []*corev1.Pod{wanted("new"), wanted("absent")}, 0)
+	err := c.waitRunning(ctx, client, "/m/web.yaml", []*corev1.Pod{wanted("new"), wanted("absent")}, settle{})
 	if err == nil || !strings.Contains(err.Error(), "timed out") || !strings.Contains(err.Error(), "still Pending") || !strings.Contains(err.Error(), "not seen by the agent") {
 		t.Errorf("waitRunning: %v", err)
 	}
@@ -173,5 +173,41 @@ func TestWaitGone(t *testing.T) {
 	defer cancel()
 	if err := c.waitGone(ctx, client, map[types.UID]string{"u": "web-" + testNode}); err != nil || !strings.Contains(out.String(), "gone") {
 		t.Errorf("waitGone: %v, %q", err, out.String())
+	}
+}
+
+// A running container whose process the agent watches settles after the
+// watched settle; one whose process exited is not running, whatever the
+// settle: the wait ends when the runtime records how it ended.
+func TestWaitRunningFollowsTheAgentsExitWatch(t *testing.T) {
+	fake := &fakeAgent{}
+	client := serve(t, fake)
+	var out bytes.Buffer
+	c := &cli{out: &out, errOut: &out, settings: settings{PodLogDir: t.TempDir()}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	watched := info("new", corev1.PodRunning, running("containerd://new"))
+	watched.Processes = map[string]string{"containerd://new": localapi.ProcessWatched}
+	fake.set(watched)
+	start := time.Now()
+	if err := c.waitRunning(ctx, client, "/m/web.yaml", []*corev1.Pod{wanted("new")}, settle{watched: 100 * time.Millisecond, unwatched: time.Hour}); err != nil {
+		t.Fatalf("waitRunning of a watched container: %v", err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("waitRunning returned after %v, before the watched settle of 100ms", d)
+	}
+
+	gone := info("crash", corev1.PodRunning, running("containerd://crash"))
+	gone.Processes = map[string]string{"containerd://crash": localapi.ProcessExited}
+	fake.set(gone)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		fake.set(info("crash", corev1.PodRunning, exited(1)))
+	}()
+	err := c.waitRunning(ctx, client, "/m/web.yaml", []*corev1.Pod{wanted("crash")}, settle{})
+	var failed *podFailed
+	if !errors.As(err, &failed) || !strings.Contains(err.Error(), "exited with code 1") {
+		t.Fatalf("waitRunning of a container whose process exited: %v, want it failed with code 1", err)
 	}
 }
