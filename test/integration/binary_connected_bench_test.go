@@ -142,7 +142,9 @@ func benchConnectedIdle(b *testing.B, connected bool) {
 	if connected {
 		<-ready
 	}
-	time.Sleep(5 * time.Second) // settle
+	// Settle: the agent gives back its executable's start-up pages 10 s
+	// after it is first ready; idle is what follows.
+	time.Sleep(15 * time.Second)
 	pid := h.proc.Process.Pid
 	var sum rssSample
 	var peak float64

@@ -232,6 +232,10 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if serve != nil {
 		g.Go(func() error { return serve.Run(gctx) })
 	}
+	g.Go(func() error {
+		releaseStartPages(gctx, ready, log)
+		return nil
+	})
 	log.Info("nodeagent started", "node", o.NodeName, "runtime", rt.Version().RuntimeName+" "+rt.Version().RuntimeVersion,
 		"manifestDir", o.ManifestDir, "connected", o.Kubeconfig != "", "manifestURL", config.RedactURL(o.ManifestURL), "localAPI", o.LocalAPISocket, "serveAddress", o.ServeAddress)
 	return g.Wait()
