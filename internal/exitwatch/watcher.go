@@ -144,15 +144,20 @@ func (w *Watcher) Retain(keep func(id string) bool) {
 // Watched reports whether the container's process is being waited on:
 // its exit, if it comes, is reported within milliseconds.
 func (w *Watcher) Watched(id string) bool {
-	w.mu.Lock()
-	wt := w.watches[id]
-	w.mu.Unlock()
+	wt := w.lookup(id)
 	if wt == nil {
 		return false
 	}
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
 	return wt.waiting && !wt.closed
+}
+
+// lookup returns the watch of a container, if any.
+func (w *Watcher) lookup(id string) *watch {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.watches[id]
 }
 
 // Off reports whether the Watcher was turned off.
@@ -162,8 +167,8 @@ func (w *Watcher) Off() bool {
 	return w.off != ""
 }
 
-// Watching reports how many containers are watched; for metrics and tests.
-func (w *Watcher) Watching() int {
+// watching reports how many containers are watched.
+func (w *Watcher) watching() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.watches)

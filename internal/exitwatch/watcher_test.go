@@ -121,8 +121,8 @@ func TestExitOfAWatchedProcessIsReported(t *testing.T) {
 	if !h.w.Watched("c1") {
 		t.Fatal("Watched(c1) = false while its process is waited on")
 	}
-	if n := h.w.Watching(); n != 1 {
-		t.Fatalf("Watching() = %d, want 1", n)
+	if n := h.w.watching(); n != 1 {
+		t.Fatalf("watching() = %d, want 1", n)
 	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -135,8 +135,8 @@ func TestExitOfAWatchedProcessIsReported(t *testing.T) {
 	h.w.Watch("c1")
 	h.expectNoExit(t)
 	h.w.Retain(func(string) bool { return false })
-	if n := h.w.Watching(); n != 0 {
-		t.Fatalf("Watching() = %d after Retain, want 0", n)
+	if n := h.w.watching(); n != 0 {
+		t.Fatalf("watching() = %d after Retain, want 0", n)
 	}
 }
 
@@ -177,8 +177,8 @@ func TestRetainEndsAWatchWithoutAnExit(t *testing.T) {
 	h.w.Retain(func(id string) bool { return id != "c3" })
 	_ = cmd.Process.Kill()
 	h.expectNoExit(t)
-	if n := h.w.Watching(); n != 0 {
-		t.Fatalf("Watching() = %d, want 0", n)
+	if n := h.w.watching(); n != 0 {
+		t.Fatalf("watching() = %d, want 0", n)
 	}
 }
 
@@ -196,8 +196,8 @@ func TestAProcessOutsideTheContainersCgroupTurnsTheWatcherOff(t *testing.T) {
 		return h.w.off != ""
 	})
 	h.w.Watch("c5")
-	if n := h.w.Watching(); n != 0 {
-		t.Fatalf("Watching() = %d once off, want 0", n)
+	if n := h.w.watching(); n != 0 {
+		t.Fatalf("watching() = %d once off, want 0", n)
 	}
 	_ = cmd.Process.Kill()
 	_ = other.Process.Kill()
@@ -250,8 +250,8 @@ func TestRunEndsEveryWatch(t *testing.T) {
 	waitFor(t, func() bool { return opened(h.w, "c6") })
 	h.stop() // returns only once the watch's goroutine has: goleak checks none is left
 	h.w.Watch("c7")
-	if n := h.w.Watching(); n != 1 {
-		t.Fatalf("Watching() = %d after Run, want the one from before", n)
+	if n := h.w.watching(); n != 1 {
+		t.Fatalf("watching() = %d after Run, want the one from before", n)
 	}
 }
 
@@ -262,9 +262,7 @@ func TestNewRequiresPIDAndExited(t *testing.T) {
 }
 
 func opened(w *Watcher, id string) bool {
-	w.mu.Lock()
-	wt := w.watches[id]
-	w.mu.Unlock()
+	wt := w.lookup(id)
 	if wt == nil {
 		return false
 	}
