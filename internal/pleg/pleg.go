@@ -159,7 +159,7 @@ func (p *PLEG) Start(ctx context.Context) error {
 // namespace): the exit watch is then turned off.
 const (
 	exitRecheck    = 5 * time.Millisecond
-	exitRecheckFor = 10 * time.Second
+	exitRecheckFor = 30 * time.Second
 )
 
 // awaitedExit is an exit the watch saw that no relist has shown yet.
