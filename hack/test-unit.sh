@@ -18,3 +18,8 @@ for mod in $(go_modules "$root"); do
     (cd "$mod" && go test -race -count=1 ./...)
   fi
 done
+
+# Releasing the executable's pages must also be safe in a position-
+# independent build, whose loader writes into read-only mappings.
+log "unit: internal/exepages as a PIE build"
+go test -count=1 -buildmode=pie ./internal/exepages

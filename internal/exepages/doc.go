@@ -11,8 +11,11 @@
 // page cache, where the kernel can reclaim them like any unmapped file
 // page, and a page touched again faults back in from there.
 //
-// Only read-only mappings of the executable are released: a writable
-// mapping holds the program's data, which MADV_DONTNEED would reset.
+// Only read-only mappings of the executable with no private copies in
+// them are released: a writable mapping holds the program's data, and a
+// read-only one with private copies holds what the loader relocated before
+// making it read-only (a position-independent build's); MADV_DONTNEED
+// would reset both to the file's bytes.
 //
 //	before, after, err := exepages.Release()
 package exepages

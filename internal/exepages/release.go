@@ -11,11 +11,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapping is one line of /proc/self/maps.
+// mapping is one mapping of /proc/self/smaps.
 type mapping struct {
 	start, end uintptr
 	perms      string
 	path       string
+	// anonKB is how much of it is private copies: pages written since
+	// they were mapped, which a release would reset to the file's bytes.
+	anonKB int64
 }
 
 // Release unmaps the process's read-only mappings of its own executable
@@ -30,7 +33,7 @@ func release(proc string) (before, after int64, err error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("finding the executable: %w", err)
 	}
-	maps, err := os.ReadFile(proc + "/maps") // #nosec G304 -- procfs
+	maps, err := os.ReadFile(proc + "/smaps") // #nosec G304 -- procfs
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading the memory map: %w", err)
 	}
@@ -43,7 +46,10 @@ func release(proc string) (before, after int64, err error) {
 	}
 	released := 0
 	for _, m := range ms {
-		if m.path != exe || strings.ContainsRune(m.perms, 'w') {
+		// A writable mapping holds the program's data; a read-only one
+		// with private copies holds what the loader wrote before making it
+		// read-only (the relocated data of a position-independent build).
+		if m.path != exe || strings.ContainsRune(m.perms, 'w') || m.anonKB > 0 {
 			continue
 		}
 		if err := madviseDontNeed(m.start, m.end-m.start); err != nil {
@@ -58,13 +64,27 @@ func release(proc string) (before, after int64, err error) {
 	return before, after, err
 }
 
-// parseMaps reads the lines of a /proc/<pid>/maps file.
+// parseMaps reads a /proc/<pid>/smaps file: a line per mapping, each
+// followed by lines of its figures ("Anonymous:     4 kB").
 func parseMaps(data []byte) ([]mapping, error) {
 	var out []mapping
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		if strings.HasSuffix(fields[0], ":") {
+			if fields[0] == "Anonymous:" && len(out) > 0 && len(fields) >= 2 {
+				kb, err := strconv.ParseInt(fields[1], 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("memory map line %q: %w", sc.Text(), err)
+				}
+				out[len(out)-1].anonKB = kb
+			}
+			continue
+		}
 		if len(fields) < 5 {
 			continue
 		}

@@ -35,7 +35,10 @@ func TestReleaseDropsTheExecutablesPagesAndKeepsItsData(t *testing.T) {
 
 func TestParseMaps(t *testing.T) {
 	data := []byte("00400000-01c81000 r-xp 00000000 fd:01 123 /usr/bin/nodeagent\n" +
+		"Rss:                8 kB\n" +
+		"Anonymous:          0 kB\n" +
 		"01c81000-0387f000 r--p 01881000 fd:01 123 /usr/bin/nodeagent\n" +
+		"Anonymous:         12 kB\n" +
 		"0387f000-038ee000 rw-p 0347f000 fd:01 123 /usr/bin/nodeagent\n" +
 		"c000000000-c004000000 rw-p 00000000 00:00 0\n" +
 		"7f0000000000-7f0000001000 r--p 00000000 fd:01 7 /opt/a b/with space\n")
@@ -44,7 +47,7 @@ func TestParseMaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(ms) != 5 || ms[0].start != 0x400000 || ms[0].end != 0x1c81000 || ms[0].perms != "r-xp" || ms[0].path != "/usr/bin/nodeagent" ||
-		ms[3].path != "" || ms[4].path != "/opt/a b/with space" {
+		ms[0].anonKB != 0 || ms[1].anonKB != 12 || ms[3].path != "" || ms[4].path != "/opt/a b/with space" {
 		t.Fatalf("parseMaps = %+v", ms)
 	}
 	if _, err := parseMaps([]byte("zz-yy r--p 0 0 0 /x\n")); err == nil {

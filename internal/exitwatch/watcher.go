@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -176,6 +177,9 @@ func (w *Watcher) watching() int {
 
 func (w *Watcher) run(ctx context.Context, id string, wt *watch) {
 	defer w.wg.Done()
+	// The watch stays "waiting" until the exit is reported, so that no
+	// one asking in between sees the process neither watched nor exited.
+	defer wt.setWaiting(false)
 	exited, err := w.wait(ctx, id, wt)
 	switch {
 	case exited:
@@ -191,20 +195,20 @@ var errClosed = errors.New("watch ended")
 // wait opens the container's pidfd and waits until it is readable (the
 // process exited: exited is true) or the watch is closed.
 func (w *Watcher) wait(ctx context.Context, id string, wt *watch) (exited bool, err error) {
-	pctx, cancel := context.WithTimeout(ctx, pidTimeout)
-	pid, err := w.opts.PID(pctx, id)
-	cancel()
+	pid, err := w.pid(ctx, id)
 	if err != nil {
-		return false, fmt.Errorf("looking up its PID: %w", err)
-	}
-	if pid <= 0 {
-		return false, fmt.Errorf("the runtime gave no PID (%d)", pid)
+		return false, err
 	}
 	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	if errors.Is(err, unix.ESRCH) {
+	switch {
+	case errors.Is(err, unix.ESRCH):
 		return true, nil // gone already
-	}
-	if err != nil {
+	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EPERM):
+		// The kernel (before 5.10) or a seccomp filter has no pidfds.
+		err = fmt.Errorf("pidfd_open: %w", err)
+		w.TurnOff(err)
+		return false, err
+	case err != nil:
 		return false, fmt.Errorf("pidfd_open(%d): %w", pid, err)
 	}
 	f := os.NewFile(uintptr(fd), "pidfd:"+strconv.Itoa(pid))
@@ -213,21 +217,26 @@ func (w *Watcher) wait(ctx context.Context, id string, wt *watch) (exited bool, 
 		return false, errClosed
 	}
 	defer wt.close()
-	// The pidfd pins the process it names; its cgroup must name the
-	// container, or the runtime's PIDs are not this namespace's.
-	if err := w.checkCgroup(pid, id); err != nil {
-		if readable(fd) {
-			return true, nil // exited as it was checked: the check proves nothing
-		}
-		w.TurnOff(err)
-		return false, err
-	}
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return false, err
 	}
+	// The pidfd pins the process it names; its cgroup must name the
+	// container, or the runtime's PIDs are not this namespace's.
+	if err := w.checkCgroup(pid, id); err != nil {
+		if pidfdReadable(rc) {
+			return true, nil // exited as it was checked: the check proves nothing
+		}
+		// A PID the runtime gave before its container exited, now some
+		// other process's, proves nothing either: only the same PID, given
+		// again for a container still running, turns the watch off.
+		if again, perr := w.pid(ctx, id); perr != nil || again != pid {
+			return false, err
+		}
+		w.TurnOff(err)
+		return false, err
+	}
 	wt.setWaiting(true)
-	defer wt.setWaiting(false)
 	// Each wake of the poller asks the pidfd again, so that no wake but
 	// the exit's ends the wait.
 	err = rc.Read(func(fd uintptr) bool {
@@ -237,6 +246,30 @@ func (w *Watcher) wait(ctx context.Context, id string, wt *watch) (exited bool, 
 		return false, errClosed
 	}
 	return true, nil
+}
+
+// pid asks the runtime for the container's PID, within pidTimeout.
+func (w *Watcher) pid(ctx context.Context, id string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, pidTimeout)
+	defer cancel()
+	pid, err := w.opts.PID(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("looking up its PID: %w", err)
+	}
+	if pid <= 0 {
+		return 0, fmt.Errorf("the runtime gave no PID (%d)", pid)
+	}
+	return pid, nil
+}
+
+// pidfdReadable polls the pidfd without waiting, holding it open while it
+// does: a concurrent close cannot hand its number to another file.
+func pidfdReadable(rc syscall.RawConn) bool {
+	r := false
+	if err := rc.Control(func(fd uintptr) { r = readable(int(fd)) }); err != nil { // #nosec G115 -- a file descriptor fits an int
+		return false
+	}
+	return r
 }
 
 // checkCgroup tells whether the process pid is in a cgroup that names the

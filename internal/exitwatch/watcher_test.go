@@ -236,6 +236,50 @@ func TestAWatchBeforeRunBeginsWithRun(t *testing.T) {
 	}
 }
 
+// A PID that names a process of another cgroup, while the runtime no
+// longer gives that PID for the container (it exited, and the PID went to
+// another process), turns nothing off.
+func TestAStalePIDDoesNotTurnTheWatcherOff(t *testing.T) {
+	proc := t.TempDir()
+	other := child(t, proc, "4:memory:/user.slice\n")
+	calls := 0
+	exited := make(chan string, 1)
+	w, err := New(Options{
+		ProcRoot: proc,
+		PID: func(context.Context, string) (int, error) {
+			calls++
+			if calls == 1 {
+				return other.Process.Pid, nil
+			}
+			return 0, errors.New("container not running")
+		},
+		Exited: func(id string) { exited <- id },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	w.Watch("c10")
+	waitFor(t, func() bool {
+		wt := w.lookup("c10")
+		if wt == nil {
+			return false
+		}
+		wt.mu.Lock()
+		defer wt.mu.Unlock()
+		return wt.closed
+	})
+	if w.Off() {
+		t.Fatal("a stale PID turned the watcher off")
+	}
+}
+
 func TestAFailedPIDLookupIsNotAnExit(t *testing.T) {
 	h := start(t, t.TempDir(), nil)
 	h.w.Watch("unknown")

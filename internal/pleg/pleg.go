@@ -139,6 +139,7 @@ func (p *PLEG) Start(ctx context.Context) error {
 		defer func() { <-done }()
 	}
 	for {
+		began := p.clock.Now()
 		p.relist(ctx)
 		t := p.clock.NewTimer(p.nextRelist())
 		select {
@@ -148,13 +149,34 @@ func (p *PLEG) Start(ctx context.Context) error {
 		case <-t.C():
 		case <-p.relistNow:
 			t.Stop()
+			// Exits that come one after another (a node's pods stopped
+			// together) make one relist per exitRecheck at most.
+			if !p.pause(ctx, exitRecheck-p.clock.Since(began)) {
+				return nil
+			}
 		}
 	}
 }
 
+// pause waits d (nothing if d <= 0); it reports false if ctx ended first.
+func (p *PLEG) pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := p.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
+	}
+}
+
 // exitRecheck is how soon a relist follows one that still saw running a
-// container whose exit the watch saw, doubled each time; exitRecheckFor is
-// how long that goes on. A runtime that lists the container running all
+// container whose exit the watch saw, doubled at each relist that still
+// does (whatever made it relist); exitRecheckFor is how long that goes on.
+// It is also the least time between two relists an exit made. A runtime that lists the container running all
 // that while is not the one whose processes the agent sees (another PID
 // namespace): the exit watch is then turned off.
 const (

@@ -328,7 +328,8 @@ func TestPLEGRelistsAtOnceOnAnExit(t *testing.T) {
 	if got := h.p.Process("c1"); got != ProcessUnwatched {
 		t.Fatalf("Process(c1) = %q before the exit, want unwatched (the fake has no PIDs)", got)
 	}
-	h.p.containerExited("c1") // the clock does not move: only the exit relists
+	h.p.containerExited("c1")
+	h.clock.Step(exitRecheck) // an exit relists exitRecheck after the last relist at the earliest
 	waitLists(n + 1)
 	if got := h.p.Process("c1"); got != ProcessExited {
 		t.Fatalf("Process(c1) = %q while the runtime lists it running, want exited", got)

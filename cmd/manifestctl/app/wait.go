@@ -119,7 +119,10 @@ func (s *sightings) settled(ct localapi.Container, st settle) bool {
 		return false
 	}
 	left := st.unwatched - time.Since(x.running)
-	if !x.watched.IsZero() {
+	// The watched settle holds only while the agent still watches the
+	// process: between the runtime's record of an exit and the agent's
+	// status, a container shows running with no process.
+	if !x.watched.IsZero() && ct.Process == localapi.ProcessWatched {
 		left = min(left, st.watched-time.Since(x.watched))
 	}
 	if left <= 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,6 +199,22 @@ func TestWaitRunningFollowsTheAgentsExitWatch(t *testing.T) {
 		t.Errorf("waitRunning returned after %v, before the watched settle of 100ms", d)
 	}
 
+	// Watched once, then running with no process (the runtime recorded
+	// the exit; the agent's status has not caught up): not running yet.
+	lost := info("lost", corev1.PodRunning, running("containerd://lost"))
+	lost.Processes = map[string]string{"containerd://lost": localapi.ProcessWatched}
+	fake.set(lost)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		fake.set(info("lost", corev1.PodRunning, running("containerd://lost")))
+		time.Sleep(100 * time.Millisecond)
+		fake.set(info("lost", corev1.PodRunning, exited(2)))
+	}()
+	err := c.waitRunning(ctx, client, "/m/web.yaml", []*corev1.Pod{wanted("lost")}, settle{watched: 50 * time.Millisecond, unwatched: time.Hour})
+	if !strings.Contains(fmt.Sprint(err), "exited with code 2") {
+		t.Fatalf("waitRunning of a container whose watch ended: %v, want it failed with code 2", err)
+	}
+
 	gone := info("crash", corev1.PodRunning, running("containerd://crash"))
 	gone.Processes = map[string]string{"containerd://crash": localapi.ProcessExited}
 	fake.set(gone)
@@ -205,7 +222,7 @@ func TestWaitRunningFollowsTheAgentsExitWatch(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		fake.set(info("crash", corev1.PodRunning, exited(1)))
 	}()
-	err := c.waitRunning(ctx, client, "/m/web.yaml", []*corev1.Pod{wanted("crash")}, settle{})
+	err = c.waitRunning(ctx, client, "/m/web.yaml", []*corev1.Pod{wanted("crash")}, settle{})
 	var failed *podFailed
 	if !errors.As(err, &failed) || !strings.Contains(err.Error(), "exited with code 1") {
 		t.Fatalf("waitRunning of a container whose process exited: %v, want it failed with code 1", err)
