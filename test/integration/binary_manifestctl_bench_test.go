@@ -12,7 +12,7 @@ import (
 // every 10 ms, as BenchmarkBinaryAgent does), one simple host-network pod
 // at a time. apply --wait runs with --settle 0 (exit as soon as the agent
 // reports the container running) and with its default (the container seen
-// 5 ms with its process watched by the agent, so that one that exits at
+// 15 ms with its process watched by the agent, so that one that exits at
 // once fails the wait; see BenchmarkCrashVisibleAfterRunning).
 // Each measurement starts from the same node, its pod removed after it,
 // and each round takes the three in another order. Run it once:
