@@ -217,13 +217,7 @@ func TestAWatchBeforeRunBeginsWithRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Watch("c8")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = w.Run(ctx)
-	}()
-	defer func() { cancel(); <-done }()
+	runUntilCleanup(t, w)
 	waitFor(t, func() bool { return opened(w, "c8") })
 	_ = cmd.Process.Kill()
 	select {
@@ -258,13 +252,7 @@ func TestAStalePIDDoesNotTurnTheWatcherOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = w.Run(ctx)
-	}()
-	defer func() { cancel(); <-done }()
+	runUntilCleanup(t, w)
 	w.Watch("c10")
 	waitFor(t, func() bool {
 		wt := w.lookup("c10")
@@ -322,4 +310,16 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 10s")
 		}
 	}
+}
+
+// runUntilCleanup runs w until the test ends.
+func runUntilCleanup(t *testing.T, w *Watcher) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }
