@@ -3,12 +3,12 @@ package agent
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/pleg"
+	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -131,11 +131,10 @@ func (a *Agent) processes(st corev1.PodStatus) map[string]pleg.ProcessState {
 	var out map[string]pleg.ProcessState
 	for _, statuses := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
 		for _, c := range statuses {
-			_, id, ok := strings.Cut(c.ContainerID, "://")
-			if c.State.Running == nil || !ok {
+			if c.State.Running == nil || c.ContainerID == "" {
 				continue
 			}
-			if ps := a.pleg.Process(id); ps != pleg.ProcessUnwatched {
+			if ps := a.pleg.Process(status.RuntimeID(c.ContainerID)); ps != pleg.ProcessUnwatched {
 				if out == nil {
 					out = map[string]pleg.ProcessState{}
 				}

@@ -175,10 +175,11 @@ func (p *PLEG) pause(ctx context.Context, d time.Duration) bool {
 
 // exitRecheck is how soon a relist follows one that still saw running a
 // container whose exit the watch saw, doubled at each relist that still
-// does (whatever made it relist); exitRecheckFor is how long that goes on.
-// It is also the least time between two relists an exit made. A runtime that lists the container running all
-// that while is not the one whose processes the agent sees (another PID
-// namespace): the exit watch is then turned off.
+// does (whatever made it relist); it is also the least time between two
+// relists an exit made. exitRecheckFor is how long the rechecks go on: a
+// runtime that lists the container running all that while is not the one
+// whose processes the agent sees (another PID namespace), and the exit
+// watch is then turned off.
 const (
 	exitRecheck    = 5 * time.Millisecond
 	exitRecheckFor = 30 * time.Second

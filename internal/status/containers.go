@@ -141,6 +141,16 @@ func ContainerID(id string) string {
 	return RuntimeName + "://" + id
 }
 
+// RuntimeID is the runtime's ID of an API container ID
+// ("<runtime>://<id>").
+func RuntimeID(apiID string) string {
+	_, id, found := strings.Cut(apiID, "://")
+	if !found {
+		return apiID
+	}
+	return id
+}
+
 // metaTime truncates to the API's one-second resolution, so that a status
 // survives a round trip through JSON unchanged.
 func metaTime(t time.Time) metav1.Time {

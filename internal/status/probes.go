@@ -40,7 +40,7 @@ func applyProbes(pod *corev1.Pod, st *corev1.PodStatus, probes Probes) {
 				cs.Ready = false
 				continue
 			}
-			id := runtimeID(cs.ContainerID)
+			id := RuntimeID(cs.ContainerID)
 			started := spec.StartupProbe == nil || probes != nil && probes.Started(id)
 			cs.Started = &started
 			cs.Ready = started && (spec.ReadinessProbe == nil || probes != nil && probes.Ready(id))
@@ -54,7 +54,7 @@ func markKilled(t *corev1.ContainerStateTerminated, probes Probes) {
 	if t == nil || probes == nil {
 		return
 	}
-	why := probes.KillReason(runtimeID(t.ContainerID))
+	why := probes.KillReason(RuntimeID(t.ContainerID))
 	if why == "" || strings.Contains(t.Message, why) {
 		return
 	}
@@ -87,12 +87,4 @@ func WithProbes(pod *corev1.Pod, st *corev1.PodStatus, probes Probes, now time.T
 		}
 	}
 	return out
-}
-
-func runtimeID(apiID string) string {
-	_, id, found := strings.Cut(apiID, "://")
-	if !found {
-		return apiID
-	}
-	return id
 }

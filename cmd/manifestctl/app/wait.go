@@ -49,8 +49,7 @@ func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target s
 	}
 	for {
 		// The next poll comes at pollInterval, or as a settle runs out.
-		next := pollInterval
-		seen.due = func(d time.Duration) { next = max(0, min(next, d)) }
+		seen.next = pollInterval
 		pods, err := client.Pods(ctx)
 		if err != nil && ctx.Err() == nil {
 			return err
@@ -76,7 +75,7 @@ func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target s
 		select {
 		case <-ctx.Done():
 			return c.waitTimedOut(client, target, pending)
-		case <-time.After(next):
+		case <-time.After(seen.next):
 		}
 	}
 }
@@ -86,11 +85,11 @@ func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target s
 // only to the second.
 type sighting struct{ running, watched time.Time }
 
-// sightings are by container ID; due is told how long until a settle
-// that settled found unfinished runs out.
+// sightings are by container ID; next is how long until the next poll,
+// which settled shortens to when an unfinished settle runs out.
 type sightings struct {
-	by  map[string]sighting
-	due func(time.Duration)
+	by   map[string]sighting
+	next time.Duration
 }
 
 func (s *sightings) note(cs []localapi.Container, now time.Time) {
@@ -128,9 +127,7 @@ func (s *sightings) settled(ct localapi.Container, st settle) bool {
 	if left <= 0 {
 		return true
 	}
-	if s.due != nil {
-		s.due(left)
-	}
+	s.next = min(s.next, left)
 	return false
 }
 

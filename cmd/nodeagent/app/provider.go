@@ -45,11 +45,11 @@ func (p *apiProvider) Pods() []localapi.PodInfo {
 			Restored:    in.Restored,
 			Adopted:     in.Adopted,
 		}
-		for id, ps := range in.Processes {
-			if info.Processes == nil {
-				info.Processes = make(map[string]string, len(in.Processes))
+		if len(in.Processes) > 0 {
+			info.Processes = make(map[string]string, len(in.Processes))
+			for id, ps := range in.Processes {
+				info.Processes[id] = string(ps)
 			}
-			info.Processes[id] = string(ps)
 		}
 		if m := in.Mirror; m != nil {
 			info.Mirror = &localapi.Mirror{UID: string(m.UID), Synced: m.Synced, StatusSynced: m.StatusSynced, Problem: m.Problem}
