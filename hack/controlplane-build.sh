@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the real control plane used by the integration tests (kube-apiserver,
-# kube-controller-manager and etcd at the versions pinned in hack/versions.sh)
-# from the Go module proxy into a per-machine cache outside the repository:
-#   $NODEAGENT_CACHE/bin/kube-apiserver-<version>
-#   $NODEAGENT_CACHE/bin/kube-controller-manager-<version>
-#   $NODEAGENT_CACHE/bin/etcd-<version>
-# A binary already in the cache is reused, so a warm call returns at once.
-# Needs only Go and the module proxy.
+# Builds the real control plane used by the tests from the Go module proxy,
+# at the versions pinned in hack/versions.sh, into a per-machine cache
+# outside the repository ($NODEAGENT_CACHE/bin/<name>-<version>):
+#   hack/controlplane-build.sh [NAME...]
+# NAME is one of kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubelet, etcd (the binaries of k8s.io/kubernetes/cmd and etcd), e2e.test
+# (the upstream e2e suite, compiled with go test -c), agnhost (the e2e
+# suite's test image program) and ginkgo (the CLI that runs the suite in
+# parallel). Without NAME: kube-apiserver, kube-controller-manager and etcd,
+# what the integration tests need. A binary already in the cache is reused,
+# so a warm call returns at once. Needs only Go and the module proxy.
 set -euo pipefail
 
 HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -87,9 +90,20 @@ require_kubernetes() {
   [[ ${#replaces[@]} -gt 0 ]] || { log "found no staging modules to replace"; return 1; }
   log "replacing ${#replaces[@]} staging modules with their $staging_version releases"
   env -C "$mod" go mod edit "${replaces[@]}"
-  run "$WORK/kubernetes-get.log" "$mod" go get \
-    "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION" \
-    "k8s.io/kubernetes/cmd/kube-controller-manager@$KUBERNETES_VERSION"
+  local pkg gets=()
+  for pkg in "${@:2}"; do
+    gets+=("$pkg@$KUBERNETES_VERSION")
+  done
+  run "$WORK/kubernetes-get.log" "$mod" go get "${gets[@]}"
+}
+
+# kubernetes_pkg NAME: the package of k8s.io/kubernetes that NAME is built from.
+kubernetes_pkg() {
+  case "$1" in
+    e2e.test) echo k8s.io/kubernetes/test/e2e ;;
+    agnhost) echo k8s.io/kubernetes/test/images/agnhost ;;
+    *) echo "k8s.io/kubernetes/cmd/$1" ;;
+  esac
 }
 
 # install_binary TMP FINAL: the binary only ever appears complete under its
@@ -100,9 +114,9 @@ install_binary() {
   log "built $2"
 }
 
-# build_kubernetes CMD...: builds the named k8s.io/kubernetes/cmd/ binaries in
-# one module and one go build, so the two share the module download and the
-# compile of their common packages (most of the controller-manager's).
+# build_kubernetes NAME...: builds the named binaries of k8s.io/kubernetes in
+# one module and one go build (e2e.test in a go test -c beside it), so they
+# share the module download and the compile of their common packages.
 build_kubernetes() {
   local mod="$WORK/kubernetes" out="$WORK/out" minor pkg cmd
   minor="${KUBERNETES_VERSION#v1.}"
@@ -113,20 +127,42 @@ build_kubernetes() {
     ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
     ldflags+=" -X $pkg.gitTreeState=clean"
   done
-  local pkgs=()
+  local pkgs=() all=() e2e=
   for cmd in "$@"; do
-    pkgs+=("k8s.io/kubernetes/cmd/$cmd")
+    all+=("$(kubernetes_pkg "$cmd")")
+    if [[ "$cmd" == e2e.test ]]; then e2e=1; else pkgs+=("$(kubernetes_pkg "$cmd")"); fi
   done
 
   new_module "$mod"
   mkdir -p "$out"
-  timed "kubernetes module download" require_kubernetes "$mod"
+  timed "kubernetes module download" require_kubernetes "$mod" "${all[@]}"
   # -o DIR/ with several packages writes each binary as DIR/<cmd>.
-  timed "$* compile" run "$WORK/kubernetes-build.log" "$mod" \
-    env CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/" "${pkgs[@]}"
+  if [[ ${#pkgs[@]} -gt 0 ]]; then
+    timed "${pkgs[*]##*/} compile" run "$WORK/kubernetes-build.log" "$mod" \
+      env CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/" "${pkgs[@]}"
+  fi
+  if [[ -n "$e2e" ]]; then
+    timed "e2e.test compile" run "$WORK/e2e-build.log" "$mod" \
+      env CGO_ENABLED=0 go test -c -trimpath -ldflags "$ldflags" -o "$out/e2e.test" k8s.io/kubernetes/test/e2e
+  fi
   for cmd in "$@"; do
     install_binary "$out/$cmd" "$(kubernetes_bin "$cmd")"
   done
+}
+
+# build_ginkgo: the ginkgo CLI at the version k8s.io/kubernetes requires, in a
+# module of its own (the CLI's tools need not agree with Kubernetes').
+build_ginkgo() {
+  local mod="$WORK/ginkgo" version
+  version="$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" |
+    sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p' |
+    xargs sed -n 's#^[[:space:]]*github.com/onsi/ginkgo/v2[[:space:]]\{1,\}\(v[^[:space:]]*\).*#\1#p' | head -n 1)"
+  [[ -n "$version" ]] || { log "no ginkgo version in k8s.io/kubernetes@$KUBERNETES_VERSION's go.mod"; return 1; }
+  new_module "$mod"
+  run "$WORK/ginkgo-get.log" "$mod" go get "github.com/onsi/ginkgo/v2/ginkgo@$version"
+  timed "ginkgo compile" run "$WORK/ginkgo-build.log" "$mod" \
+    env CGO_ENABLED=0 go build -trimpath -o "$WORK/ginkgo.bin" github.com/onsi/ginkgo/v2/ginkgo
+  install_binary "$WORK/ginkgo.bin" "$GINKGO_BIN"
 }
 
 # kubernetes_bin CMD: where the cache keeps CMD at KUBERNETES_VERSION.
@@ -134,6 +170,13 @@ kubernetes_bin() {
   case "$1" in
     kube-apiserver) echo "$KUBE_APISERVER_BIN" ;;
     kube-controller-manager) echo "$KUBE_CONTROLLER_MANAGER_BIN" ;;
+    kube-scheduler) echo "$KUBE_SCHEDULER_BIN" ;;
+    kubelet) echo "$KUBELET_BIN" ;;
+    e2e.test) echo "$E2E_TEST_BIN" ;;
+    agnhost) echo "$AGNHOST_BIN" ;;
+    etcd) echo "$ETCD_BIN" ;;
+    ginkgo) echo "$GINKGO_BIN" ;;
+    *) log "unknown binary $1"; return 1 ;;
   esac
 }
 
@@ -150,10 +193,14 @@ build_etcd() {
 }
 
 main() {
-  local start
+  local start names=("$@") name missing=()
   start="$(now)"
-  if [[ -x "$KUBE_APISERVER_BIN" && -x "$KUBE_CONTROLLER_MANAGER_BIN" && -x "$ETCD_BIN" ]]; then
-    log "cached: $KUBE_APISERVER_BIN $KUBE_CONTROLLER_MANAGER_BIN $ETCD_BIN"
+  [[ ${#names[@]} -gt 0 ]] || names=(kube-apiserver kube-controller-manager etcd)
+  for name in "${names[@]}"; do
+    [[ -x "$(kubernetes_bin "$name")" ]] || missing+=("$name")
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    log "cached: ${names[*]}"
     return 0
   fi
 
@@ -175,12 +222,18 @@ main() {
   trap on_signal INT TERM HUP
 
   # Checked again under the lock: another caller may have just built them.
-  local missing=() cmd
-  for cmd in kube-apiserver kube-controller-manager; do
-    [[ -x "$(kubernetes_bin "$cmd")" ]] || missing+=("$cmd")
+  local kube=() etcd= ginkgo=
+  for name in "${missing[@]}"; do
+    [[ ! -x "$(kubernetes_bin "$name")" ]] || continue
+    case "$name" in
+      etcd) etcd=1 ;;
+      ginkgo) ginkgo=1 ;;
+      *) kube+=("$name") ;;
+    esac
   done
-  [[ ${#missing[@]} -eq 0 ]] || build_kubernetes "${missing[@]}"
-  [[ -x "$ETCD_BIN" ]] || build_etcd
+  [[ ${#kube[@]} -eq 0 ]] || build_kubernetes "${kube[@]}"
+  [[ -z "$etcd" ]] || build_etcd
+  [[ -z "$ginkgo" ]] || build_ginkgo
   log "done in $(elapsed "$start")s"
 }
 

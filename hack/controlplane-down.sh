@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stops the test control plane started by hack/controlplane-up.sh: the
-# kube-controller-manager first, then kube-apiserver, then etcd, each by the
+# kube-scheduler and kube-controller-manager first, then kube-apiserver, then etcd, each by the
 # PID it recorded (SIGTERM, a bounded wait, then SIGKILL). Stopping what is not
 # running is a no-op.
 #   --purge    also deletes the state dir (never the binary cache).
@@ -22,6 +22,7 @@ STATE_MARKER="$STATE_DIR/.nodeagent-controlplane"
 ETCD_PIDFILE="$STATE_DIR/etcd.pid"
 APISERVER_PIDFILE="$STATE_DIR/kube-apiserver.pid"
 CONTROLLER_MANAGER_PIDFILE="$STATE_DIR/kube-controller-manager.pid"
+SCHEDULER_PIDFILE="$STATE_DIR/kube-scheduler.pid"
 # shellcheck disable=SC2034 # used by controlplane-up.sh, which sources this
 ENV_FILE="$STATE_DIR/env"
 
@@ -77,6 +78,7 @@ stop_process() {
 # stop_all: clients before servers, so the apiserver never runs without its
 # storage.
 stop_all() {
+  stop_process kube-scheduler "$SCHEDULER_PIDFILE"
   stop_process kube-controller-manager "$CONTROLLER_MANAGER_PIDFILE"
   stop_process kube-apiserver "$APISERVER_PIDFILE"
   stop_process etcd "$ETCD_PIDFILE"

@@ -50,6 +50,9 @@ CONTROLLER_MANAGER_LOG="$STATE_DIR/kube-controller-manager.log"
 ADMIN_KUBECONFIG="$STATE_DIR/admin.kubeconfig"
 NODE_KUBECONFIG="$STATE_DIR/node.kubeconfig"
 CONTROLLER_MANAGER_KUBECONFIG="$STATE_DIR/controller-manager.kubeconfig"
+SCHEDULER_LOG="$STATE_DIR/kube-scheduler.log"
+SCHEDULER_KUBECONFIG="$STATE_DIR/scheduler.kubeconfig"
+WANT_SCHEDULER="${NODEAGENT_SCHEDULER:-0}"
 
 now() { date +%s.%N; }
 elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }'; }
@@ -155,6 +158,7 @@ already_up() {
   [[ -f "$ENV_FILE" ]] || return 1
   running_pid "$ETCD_PIDFILE" >/dev/null && running_pid "$APISERVER_PIDFILE" >/dev/null &&
     running_pid "$CONTROLLER_MANAGER_PIDFILE" >/dev/null || return 1
+  [[ "$WANT_SCHEDULER" != 1 ]] || running_pid "$SCHEDULER_PIDFILE" >/dev/null || return 1
   local wanted="$NODE_NAME $KUBERNETES_VERSION $ETCD_VERSION" running
   # shellcheck source=/dev/null
   running="$(source "$ENV_FILE" && echo "$NODE_NAME $KUBERNETES_VERSION $ETCD_VERSION")"
@@ -210,6 +214,14 @@ write_pki() {
     "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" \
     "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local")"
   sign_cert controller-manager "/CN=system:kube-controller-manager" "$(printf '%s\n' \
+    "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=clientAuth")"
+  sign_cert scheduler "/CN=system:kube-scheduler" "$(printf '%s\n' \
+    "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=clientAuth")"
+  # What the apiserver presents to a node's API (:10250) for logs, exec,
+  # attach and port-forward, as kubeadm's apiserver-kubelet-client: the node
+  # checks it against the cluster CA and asks the apiserver whether this
+  # user may reach the nodes/proxy subresource (system:masters may).
+  sign_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "$(printf '%s\n' \
     "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=clientAuth")"
   openssl genrsa -out "$PKI_DIR/sa.key" 2048 2>/dev/null
   openssl rsa -in "$PKI_DIR/sa.key" -pubout -out "$PKI_DIR/sa.pub" 2>/dev/null
@@ -268,6 +280,9 @@ start_apiserver() {
   #   warning; this is that default (its first address is in the serving cert).
   # --allow-privileged=true: static pods (and so their mirror pods) are often
   #   privileged or host-network, as on a real node.
+  # --kubelet-*: how it reaches a node's API (logs, exec, port-forward): with
+  #   the client certificate above, at the node's InternalIP first (the test
+  #   nodes serve on 127.0.0.1 and say so with --node-ip).
   # --shutdown-watch-termination-grace-period: on SIGTERM, end open watches
   #   (the controller-manager's, a node's) within 2s; without it they hold
   #   the process until stop_process gives up and kills it.
@@ -291,6 +306,9 @@ start_apiserver() {
     --endpoint-reconciler-type=none \
     --service-cluster-ip-range=10.0.0.0/24 \
     --allow-privileged=true \
+    --kubelet-client-certificate="$PKI_DIR/apiserver-kubelet-client.crt" \
+    --kubelet-client-key="$PKI_DIR/apiserver-kubelet-client.key" \
+    --kubelet-preferred-address-types=InternalIP,Hostname \
     --shutdown-watch-termination-grace-period=2s \
     --audit-policy-file="$AUDIT_POLICY" \
     --audit-log-path="$AUDIT_LOG" \
@@ -305,7 +323,8 @@ start_apiserver() {
 # CSR approval and signing, node lifecycle (Lease -> Ready=Unknown, taints;
 # without taint-eviction-controller no pod is evicted), ownerReference
 # garbage collection, service accounts, their tokens, kube-root-ca.crt, and
-# bootstrap token signing and expiry.
+# bootstrap token signing and expiry. NODEAGENT_CONTROLLERS (a comma list,
+# "*" for every default controller, as the conformance run uses) replaces it.
 CONTROLLERS=(
   certificatesigningrequest-signing-controller
   certificatesigningrequest-approving-controller
@@ -327,7 +346,7 @@ CONTROLLERS=(
 # of its port, needs no authentication.
 start_controller_manager() {
   local port="${CONTROLLER_MANAGER_URL##*:}" controllers
-  controllers="$(IFS=,; echo "${CONTROLLERS[*]}")"
+  controllers="${NODEAGENT_CONTROLLERS:-$(IFS=,; echo "${CONTROLLERS[*]}")}"
   start_daemon "$CONTROLLER_MANAGER_PIDFILE" "$CONTROLLER_MANAGER_LOG" "$KUBE_CONTROLLER_MANAGER_BIN" \
     --kubeconfig="$CONTROLLER_MANAGER_KUBECONFIG" \
     --bind-address=127.0.0.1 \
@@ -345,6 +364,24 @@ start_controller_manager() {
     --node-monitor-grace-period="$NODE_MONITOR_GRACE_PERIOD"
   wait_until kube-controller-manager "$CONTROLLER_MANAGER_PIDFILE" "$CONTROLLER_MANAGER_LOG" \
     "$CONTROLLER_MANAGER_READY_TIMEOUT" controller_manager_healthy
+}
+
+scheduler_healthy() {
+  [[ "$(curl -sfk --max-time 2 "$SCHEDULER_URL/healthz" 2>/dev/null)" == ok ]]
+}
+
+# start_scheduler: on SCHEDULER_URL's port, with its own client certificate
+# (system:kube-scheduler, which RBAC binds by default). Only when
+# NODEAGENT_SCHEDULER=1: the integration tests bind their pods themselves.
+start_scheduler() {
+  local port="${SCHEDULER_URL##*:}"
+  start_daemon "$SCHEDULER_PIDFILE" "$SCHEDULER_LOG" "$KUBE_SCHEDULER_BIN" \
+    --kubeconfig="$SCHEDULER_KUBECONFIG" \
+    --bind-address=127.0.0.1 \
+    --secure-port="$port" \
+    --leader-elect=false
+  wait_until kube-scheduler "$SCHEDULER_PIDFILE" "$SCHEDULER_LOG" \
+    "$CONTROLLER_MANAGER_READY_TIMEOUT" scheduler_healthy
 }
 
 # cluster_role_binding NAME ROLE GROUP: creates it as the admin.
@@ -430,6 +467,8 @@ write_env() {
       APISERVER_PID "$(running_pid "$APISERVER_PIDFILE" || true)" \
       CONTROLLER_MANAGER_URL "$CONTROLLER_MANAGER_URL" \
       CONTROLLER_MANAGER_PID "$(running_pid "$CONTROLLER_MANAGER_PIDFILE" || true)" \
+      SCHEDULER_URL "${SCHEDULER_URL:-}" \
+      SCHEDULER_PID "$(running_pid "$SCHEDULER_PIDFILE" || true)" \
       CLUSTER_SIGNING_DURATION "$CLUSTER_SIGNING_DURATION" \
       NODE_MONITOR_GRACE_PERIOD "$NODE_MONITOR_GRACE_PERIOD" \
       CONTROLPLANE_DIR "$STATE_DIR" \
@@ -468,9 +507,13 @@ start_component() {
 }
 
 main() {
-  local start etcd_client_port etcd_peer_port apiserver_port cm_port
+  local start etcd_client_port etcd_peer_port apiserver_port cm_port scheduler_port
   start="$(now)"
-  "$HACK_DIR/controlplane-build.sh"
+  if [[ "$WANT_SCHEDULER" == 1 ]]; then
+    "$HACK_DIR/controlplane-build.sh" kube-apiserver kube-controller-manager etcd kube-scheduler
+  else
+    "$HACK_DIR/controlplane-build.sh"
+  fi
   lock_state_dir
 
   if [[ $# -gt 0 ]]; then
@@ -482,16 +525,19 @@ main() {
     # A failed start leaves nothing running (the logs stay for a look).
     trap 'log "start failed; stopping what was started"; stop_all' EXIT
     write_credentials
-    read -r etcd_client_port etcd_peer_port apiserver_port cm_port < <(free_ports 4)
+    read -r etcd_client_port etcd_peer_port apiserver_port cm_port scheduler_port < <(free_ports 5)
     APISERVER_URL="https://127.0.0.1:$apiserver_port"
     CONTROLLER_MANAGER_URL="https://127.0.0.1:$cm_port"
+    SCHEDULER_URL="https://127.0.0.1:$scheduler_port"
     write_kubeconfig "$ADMIN_KUBECONFIG" admin "$ADMIN_TOKEN"
     write_kubeconfig "$NODE_KUBECONFIG" "system:node:$NODE_NAME" "$NODE_TOKEN"
     write_kubeconfig "$CONTROLLER_MANAGER_KUBECONFIG" system:kube-controller-manager controller-manager
+    write_kubeconfig "$SCHEDULER_KUBECONFIG" system:kube-scheduler scheduler
     start_etcd "$etcd_client_port" "$etcd_peer_port"
     start_apiserver
     apply_bootstrap_rbac
     start_controller_manager
+    [[ "$WANT_SCHEDULER" != 1 ]] || start_scheduler
     trap - EXIT
     log "ready in $(elapsed "$start")s"
   fi

@@ -18,4 +18,12 @@ GOSEC_VERSION=v2.30.0
 NODEAGENT_CACHE="${NODEAGENT_CACHE:-$HOME/.cache/nodeagent}"
 KUBE_APISERVER_BIN="$NODEAGENT_CACHE/bin/kube-apiserver-$KUBERNETES_VERSION"
 KUBE_CONTROLLER_MANAGER_BIN="$NODEAGENT_CACHE/bin/kube-controller-manager-$KUBERNETES_VERSION"
+KUBE_SCHEDULER_BIN="$NODEAGENT_CACHE/bin/kube-scheduler-$KUBERNETES_VERSION"
+KUBELET_BIN="$NODEAGENT_CACHE/bin/kubelet-$KUBERNETES_VERSION"
 ETCD_BIN="$NODEAGENT_CACHE/bin/etcd-$ETCD_VERSION"
+# The upstream e2e suite (a test binary), agnhost (the image most e2e tests
+# run) and the ginkgo CLI that runs the suite in parallel processes, for
+# hack/conformance.sh.
+E2E_TEST_BIN="$NODEAGENT_CACHE/bin/e2e.test-$KUBERNETES_VERSION"
+AGNHOST_BIN="$NODEAGENT_CACHE/bin/agnhost-$KUBERNETES_VERSION"
+GINKGO_BIN="$NODEAGENT_CACHE/bin/ginkgo-$KUBERNETES_VERSION"
