@@ -17,9 +17,7 @@ shopt -s inherit_errexit
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OUT=${1:-${NODEAGENT_CACHE:-${HOME:-/root}/.cache/nodeagent}/images}
-BUSYBOX_BIN=/bin/busybox
 PAUSE_REF=localhost/nodeagent/pause:1
-IMAGE_PATH_ENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 # Fixed modes and collation: both end up in the layer bytes.
 umask 022
@@ -30,75 +28,17 @@ die() {
 	exit 1
 }
 
-sha256_of() {
-	sha256sum "$1" | cut -d' ' -f1
-}
-
-size_of() {
-	stat -c %s "$1"
-}
+# shellcheck source=hack/images/lib.sh
+source "$HERE/lib.sh"
 
 # Every input whose change must change the images, so that an unchanged set
 # can skip the build (containerd-up.sh runs this script on every call).
 inputs_key() {
 	{
-		sha256sum "$HERE/build.sh" "$HERE/pause/pause.c" "$BUSYBOX_BIN"
+		sha256sum "$HERE/build.sh" "$HERE/lib.sh" "$HERE/pause/pause.c" "$BUSYBOX_BIN"
 		gcc --version
 		tar --version
 	} | sha256sum | cut -d' ' -f1
-}
-
-# Reproducible tar: fixed order, owners and mtimes. GNU format, because POSIX
-# pax headers would record access and change times.
-det_tar() {
-	local dir=$1 out=$2
-	shift 2
-	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 \
-		--format=gnu -C "$dir" -cf "$out" "$@"
-}
-
-# put_blob <layout dir> <file>: moves file into the layout's blob store and
-# prints its digest.
-put_blob() {
-	local layout=$1 file=$2 digest
-	digest=$(sha256_of "$file")
-	mv "$file" "$layout/blobs/sha256/$digest"
-	echo "$digest"
-}
-
-# make_image <work dir> <ref> <rootfs dir> <image "config" JSON object> <out tar>
-# Turns a root filesystem into a one-layer OCI image layout and tars it. The
-# manifest digest (the image digest containerd reports) is printed.
-make_image() {
-	local work=$1 ref=$2 rootfs=$3 runconfig=$4 out=$5
-	local layout=$work/layout arch entries layer layer_size config config_size manifest manifest_size
-	arch=$(dpkg --print-architecture)
-	mkdir -p "$layout/blobs/sha256"
-
-	# The layer is stored uncompressed, so its digest is also its diff_id.
-	mapfile -t entries < <(ls -A "$rootfs")
-	det_tar "$rootfs" "$work/layer.tar" "${entries[@]}"
-	layer_size=$(size_of "$work/layer.tar")
-	layer=$(put_blob "$layout" "$work/layer.tar")
-
-	printf '{"architecture":"%s","os":"linux","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-		"$arch" "$runconfig" "$layer" >"$work/config.json"
-	config_size=$(size_of "$work/config.json")
-	config=$(put_blob "$layout" "$work/config.json")
-
-	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%d},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%d}]}' \
-		"$config" "$config_size" "$layer" "$layer_size" >"$work/manifest.json"
-	manifest_size=$(size_of "$work/manifest.json")
-	manifest=$(put_blob "$layout" "$work/manifest.json")
-
-	# io.containerd.image.name gives `ctr images import` the full ref;
-	# org.opencontainers.image.ref.name carries the tag for other OCI tools.
-	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%d,"platform":{"architecture":"%s","os":"linux"},"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
-		"$manifest" "$manifest_size" "$arch" "$ref" "${ref##*:}" >"$layout/index.json"
-	printf '{"imageLayoutVersion":"1.0.0"}' >"$layout/oci-layout"
-
-	det_tar "$layout" "$out" blobs index.json oci-layout
-	echo "sha256:$manifest"
 }
 
 build_pause() {
@@ -111,18 +51,9 @@ build_pause() {
 }
 
 build_busybox() {
-	local work=$1 ref=$2 out=$3 rootfs=$1/rootfs applet
-	mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/root" "$rootfs/tmp"
-	chmod 0700 "$rootfs/root"
-	chmod 1777 "$rootfs/tmp"
-	install -m 0755 "$BUSYBOX_BIN" "$rootfs/bin/busybox"
-	for applet in $("$BUSYBOX_BIN" --list); do
-		[[ $applet == busybox ]] || ln -s busybox "$rootfs/bin/$applet"
-	done
-	printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' \
-		'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >"$rootfs/etc/passwd"
-	printf '%s\n' 'root:x:0:' 'nobody:x:65534:' >"$rootfs/etc/group"
-	make_image "$work" "$ref" "$rootfs" "{\"Env\":[\"$IMAGE_PATH_ENV\"],\"Cmd\":[\"sh\"]}" "$out"
+	local work=$1 ref=$2 out=$3
+	busybox_rootfs "$work/rootfs"
+	make_image "$work" "$ref" "$work/rootfs" "{\"Env\":[\"$IMAGE_PATH_ENV\"],\"Cmd\":[\"sh\"]}" "$out"
 }
 
 # The package's busybox version, e.g. 1.35.0 from "BusyBox v1.35.0 (Debian ...)".
