@@ -1,5 +1,5 @@
 # The entry points; each target is a script under hack/ that can be run alone.
-.PHONY: all verify test test-unit test-fuzz test-integration bench build run
+.PHONY: all verify test test-unit test-fuzz test-integration bench build run conformance
 
 all: test
 
@@ -34,3 +34,9 @@ build:
 # containerd, with its state under /var/lib/nodeagent-run (needs root).
 run:
 	hack/run.sh
+
+# The upstream [NodeConformance] e2e tests against nodeagent (NODE=kubelet:
+# against the upstream kubelet) on a private containerd and control plane
+# (needs root; the first run builds the e2e suite, about N minutes).
+conformance:
+	hack/conformance.sh

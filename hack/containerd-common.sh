@@ -16,9 +16,11 @@ CNI_IPAM_DIR=$DIR/cni/ipam
 LOG_ROOT=$DIR/pod-logs
 ENV_FILE=$DIR/env
 CNI_BIN_DIR=/usr/lib/cni
-CNI_NETWORK=nodeagent
-CNI_BRIDGE=nodeagent0
-POD_SUBNET=10.233.0.0/24
+# A second containerd beside the tests' one (the conformance run's) needs
+# a bridge and a subnet of its own.
+CNI_NETWORK=${NODEAGENT_CNI_NETWORK:-nodeagent}
+CNI_BRIDGE=${NODEAGENT_CNI_BRIDGE:-nodeagent0}
+POD_SUBNET=${NODEAGENT_POD_SUBNET:-10.233.0.0/24}
 NAMESPACE=k8s.io
 
 SCRIPT_NAME=$(basename "$0")

@@ -5,8 +5,8 @@
 #   hack/controlplane-build.sh [NAME...]
 # NAME is one of kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubelet, etcd (the binaries of k8s.io/kubernetes/cmd and etcd), e2e.test
-# (the upstream e2e suite, compiled with go test -c), agnhost (the e2e
-# suite's test image program) and ginkgo (the CLI that runs the suite in
+# (the upstream e2e suite, compiled with go test -c), agnhost and nonewprivs
+# (programs of the e2e suite's test images) and ginkgo (the CLI that runs the suite in
 # parallel). Without NAME: kube-apiserver, kube-controller-manager and etcd,
 # what the integration tests need. A binary already in the cache is reused,
 # so a warm call returns at once. Needs only Go and the module proxy.
@@ -102,6 +102,7 @@ kubernetes_pkg() {
   case "$1" in
     e2e.test) echo k8s.io/kubernetes/test/e2e ;;
     agnhost) echo k8s.io/kubernetes/test/images/agnhost ;;
+    nonewprivs) echo k8s.io/kubernetes/test/images/nonewprivs ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -174,6 +175,7 @@ kubernetes_bin() {
     kubelet) echo "$KUBELET_BIN" ;;
     e2e.test) echo "$E2E_TEST_BIN" ;;
     agnhost) echo "$AGNHOST_BIN" ;;
+    nonewprivs) echo "$NONEWPRIVS_BIN" ;;
     etcd) echo "$ETCD_BIN" ;;
     ginkgo) echo "$GINKGO_BIN" ;;
     *) log "unknown binary $1"; return 1 ;;

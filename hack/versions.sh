@@ -21,9 +21,10 @@ KUBE_CONTROLLER_MANAGER_BIN="$NODEAGENT_CACHE/bin/kube-controller-manager-$KUBER
 KUBE_SCHEDULER_BIN="$NODEAGENT_CACHE/bin/kube-scheduler-$KUBERNETES_VERSION"
 KUBELET_BIN="$NODEAGENT_CACHE/bin/kubelet-$KUBERNETES_VERSION"
 ETCD_BIN="$NODEAGENT_CACHE/bin/etcd-$ETCD_VERSION"
-# The upstream e2e suite (a test binary), agnhost (the image most e2e tests
-# run) and the ginkgo CLI that runs the suite in parallel processes, for
-# hack/conformance.sh.
+# The upstream e2e suite (a test binary), agnhost and nonewprivs (programs
+# of its test images) and the ginkgo CLI that runs the suite in parallel
+# processes, for hack/conformance.sh.
 E2E_TEST_BIN="$NODEAGENT_CACHE/bin/e2e.test-$KUBERNETES_VERSION"
 AGNHOST_BIN="$NODEAGENT_CACHE/bin/agnhost-$KUBERNETES_VERSION"
+NONEWPRIVS_BIN="$NODEAGENT_CACHE/bin/nonewprivs-$KUBERNETES_VERSION"
 GINKGO_BIN="$NODEAGENT_CACHE/bin/ginkgo-$KUBERNETES_VERSION"
