@@ -44,10 +44,10 @@ export NODEAGENT_CGROUP_PARENTS="k8s.io nodeagent-conformance kubepods"
 export NODEAGENT_CONTROLPLANE_DIR=$BASE/controlplane
 export NODEAGENT_SCHEDULER=1 NODEAGENT_CONTROLLERS='*'
 export NODE_NAME=conformance-node
-# The node's address: the kubelet refuses a loopback one, and nothing may
-# listen on the machine's outside network, so it lives on a dummy interface
-# of its own that only this host reaches.
-NODE_LINK=naconf-node
+# The node's address: the kubelet refuses a loopback one (127/8), and
+# nothing may listen on the machine's outside network, so it is a private
+# address added to the lo interface, which only this host reaches (this
+# kernel has no dummy interfaces).
 NODE_IP=10.235.255.1
 
 die() {
@@ -73,13 +73,11 @@ cleanup() {
   hack/containerd-down.sh >/dev/null 2>&1 || true
   umount_below "$NODE_DIR"
   rm -rf "$NODE_DIR"
-  ip link del "$NODE_LINK" 2>/dev/null || true
+  ip addr del "$NODE_IP/32" dev lo 2>/dev/null || true
 }
 
-node_link_up() {
-  ip link add "$NODE_LINK" type dummy
-  ip addr add "$NODE_IP/32" dev "$NODE_LINK"
-  ip link set "$NODE_LINK" up
+node_address_up() {
+  ip addr add "$NODE_IP/32" dev lo
 }
 
 # umount_below DIR: what a node left mounted under DIR (volumes, subpaths).
@@ -178,7 +176,7 @@ start_nodeagent() {
 # node_ready: the Node exists and its Ready condition is True.
 node_ready() {
   curl -sf --max-time 5 --cacert "$APISERVER_CA" -H "Authorization: Bearer $ADMIN_TOKEN" \
-    "$APISERVER_URL/api/v1/nodes/$NODE_NAME" 2>/dev/null | python3 -c '
+    "$APISERVER_URL/api/v1/nodes/$NODE_NAME" 2>/dev/null | python3 2>/dev/null -c '
 import json, sys
 n = json.load(sys.stdin)
 sys.exit(0 if any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"].get("conditions", [])) else 1)'
@@ -198,9 +196,11 @@ run_suite() {
   skip=$(skip_regexp)
   focus=$(focus_regexp)
   start=$SECONDS
+  # ginkgo runs a compiled suite only under a name ending in .test.
+  ln -sf "$E2E_TEST_BIN" "$NODE_DIR/e2e.test"
   log "conformance: running the suite on $NODE ($PROCS processes); log in $OUT/e2e.log"
   "$GINKGO_BIN" --procs="$PROCS" --focus="$focus" --skip="$skip" --timeout=3h --no-color \
-    --silence-skips "$E2E_TEST_BIN" -- \
+    --silence-skips "$NODE_DIR/e2e.test" -- \
     --kubeconfig="$KUBECONFIG_ADMIN" --provider=skeleton --report-dir="$OUT" \
     --e2e-output-dir="$OUT/e2e-output" --disable-log-dump --dump-logs-on-failure=false \
     --allowed-not-ready-nodes=0 --node-schedulable-timeout=2m \
@@ -216,7 +216,7 @@ main() {
   cleanup
   rm -rf "$OUT"
   mkdir -p "$OUT" "$NODE_DIR"
-  node_link_up
+  node_address_up
   # shellcheck source=/dev/null
   source "$(hack/containerd-up.sh)"
   import_images
