@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/proxy"
 
@@ -117,7 +118,12 @@ type responder struct{ s *Server }
 
 func (rs responder) Error(w http.ResponseWriter, r *http.Request, err error) {
 	rs.s.log.V(2).Info("proxying a stream to the runtime failed", "path", r.URL.Path, "err", err)
-	http.Error(w, err.Error(), http.StatusInternalServerError)
+	code := http.StatusInternalServerError
+	var status apierrors.APIStatus
+	if errors.As(err, &status) { // the proxy's own: "Upgrade request required" is a 400
+		code = int(status.Status().Code)
+	}
+	http.Error(w, err.Error(), code)
 }
 
 // pathPod is the pod the path names: {namespace}/{pod}, and {uid} when
