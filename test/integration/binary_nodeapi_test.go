@@ -11,8 +11,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
@@ -101,9 +104,13 @@ func TestBinaryNodeAPI(t *testing.T) {
 			out, err := pods.GetLogs(pod.Name, &corev1.PodLogOptions{Container: "crasher", Previous: true}).DoRaw(ctx)
 			return err == nil && strings.HasPrefix(string(out), "run at "), fmt.Sprintf("%q, %v", out, err)
 		})
-		_, err := pods.GetLogs(pod.Name, &corev1.PodLogOptions{Container: "logger", Previous: true}).DoRaw(ctx)
-		if err == nil || !strings.Contains(err.Error(), "previous terminated container") {
-			t.Errorf("previous log of a container that never restarted: %v, want an error naming it", err)
+		// The apiserver passes the node's message on in a Status, which
+		// kubectl prints (client-go's typed GetLogs does not decode it).
+		code, body := rawGet(t, pods.GetLogs(pod.Name, &corev1.PodLogOptions{Container: "logger", Previous: true}).URL().String())
+		var status metav1.Status
+		if err := json.Unmarshal([]byte(body), &status); err != nil || code != http.StatusBadRequest || status.Reason != metav1.StatusReasonBadRequest ||
+			!strings.Contains(status.Message, `previous terminated container "logger"`) {
+			t.Errorf("previous log of a container that never restarted: %d %s, want a BadRequest naming it", code, body)
 		}
 	})
 
@@ -124,13 +131,30 @@ func TestBinaryNodeAPI(t *testing.T) {
 
 	t.Run("exec with a TTY and an exit code", func(t *testing.T) {
 		var stdout bytes.Buffer
-		err := apiExec(ctx, pod, "logger", []string{"sh", "-c", "test -t 0 && echo tty; exit 3"}, strings.NewReader(""), &stdout, nil, true)
+		err := apiExec(ctx, pod, "logger", []string{"sh", "-c", "test -t 1 && echo tty; exit 3"}, nil, &stdout, nil, true)
 		if err == nil || !strings.Contains(err.Error(), "3") {
 			t.Errorf("exit 3: err %v, want one naming the code", err)
 		}
 		if !strings.Contains(stdout.String(), "tty") {
 			t.Errorf("stdout %q: the command saw no terminal", stdout.String())
 		}
+	})
+
+	t.Run("attach reads the main process's output", func(t *testing.T) {
+		actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		out := &lineWaiter{want: "line ", found: make(chan struct{})}
+		errc := make(chan error, 1)
+		go func() { errc <- apiStream(actx, pod, "attach", "logger", nil, nil, out, nil, false) }()
+		select {
+		case <-out.found:
+			cancel()
+		case err := <-errc:
+			t.Fatalf("attach ended before a line: %v", err)
+		case <-actx.Done():
+			t.Fatal("attach: no line of the logger's output in 20 s")
+		}
+		<-errc
 	})
 
 	t.Run("port-forward exchanges bytes", func(t *testing.T) {
@@ -176,13 +200,21 @@ func TestBinaryNodeAPI(t *testing.T) {
 		}
 	})
 
-	t.Run("the admin's client certificate path: /pods lists the pod", func(t *testing.T) {
-		raw, err := env.AdminClient.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", h.node, "proxy", "pods").DoRaw(ctx)
+	// The apiserver's nodes/proxy refuses a node on a loopback address, so
+	// /pods is asked directly, with the apiserver's kubelet client
+	// certificate (signed by the cluster CA; system:masters).
+	t.Run("/pods with the apiserver's client certificate", func(t *testing.T) {
+		pki := filepath.Dir(env.CAFile)
+		cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "apiserver-kubelet-client.crt"), filepath.Join(pki, "apiserver-kubelet-client.key"))
 		if err != nil {
-			t.Fatalf("nodes/proxy/pods: %v", err)
+			t.Fatal(err)
+		}
+		code, body := directGetAs(t, nodeAPI+"/pods", "", &cert)
+		if code != http.StatusOK {
+			t.Fatalf("/pods: %d %q", code, body)
 		}
 		var list corev1.PodList
-		if err := json.Unmarshal(raw, &list); err != nil {
+		if err := json.Unmarshal([]byte(body), &list); err != nil {
 			t.Fatal(err)
 		}
 		found := false
@@ -190,9 +222,49 @@ func TestBinaryNodeAPI(t *testing.T) {
 			found = found || p.UID == created.UID && p.Status.Phase == corev1.PodRunning
 		}
 		if !found {
-			t.Errorf("/pods through the apiserver does not list pod %s running", created.UID)
+			t.Errorf("/pods does not list pod %s running: %s", created.UID, body)
 		}
 	})
+}
+
+// rawGet is the apiserver's answer to a GET of u as the admin.
+func rawGet(t *testing.T, u string) (int, string) {
+	t.Helper()
+	rt, err := rest.TransportFor(env.AdminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: rt, Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(body)
+}
+
+// lineWaiter closes found once what was written holds want.
+type lineWaiter struct {
+	mu    sync.Mutex
+	buf   strings.Builder
+	want  string
+	found chan struct{}
+	done  bool
+}
+
+func (l *lineWaiter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if !l.done && strings.Contains(l.buf.String(), l.want) {
+		l.done = true
+		close(l.found)
+	}
+	return len(p), nil
 }
 
 // consecutive: the lines are "line N", "line N+1", ...
@@ -212,8 +284,17 @@ func consecutive(t *testing.T, lines []string) bool {
 // apiExec runs cmd in the container as kubectl exec does: WebSocket first,
 // SPDY if the upgrade fails.
 func apiExec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) error {
-	req := env.AdminClient.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: stdin != nil, Stdout: stdout != nil, Stderr: stderr != nil && !tty, TTY: tty}, scheme.ParameterCodec)
+	return apiStream(ctx, pod, "exec", container, cmd, stdin, stdout, stderr, tty)
+}
+
+// apiStream is an exec or attach session, as kubectl opens it.
+func apiStream(ctx context.Context, pod *corev1.Pod, subresource, container string, cmd []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) error {
+	req := env.AdminClient.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource(subresource)
+	if subresource == "exec" {
+		req.VersionedParams(&corev1.PodExecOptions{Container: container, Command: cmd, Stdin: stdin != nil, Stdout: stdout != nil, Stderr: stderr != nil && !tty, TTY: tty}, scheme.ParameterCodec)
+	} else {
+		req.VersionedParams(&corev1.PodAttachOptions{Container: container, Stdin: stdin != nil, Stdout: stdout != nil, Stderr: stderr != nil && !tty, TTY: tty}, scheme.ParameterCodec)
+	}
 	ws, err := remotecommand.NewWebSocketExecutor(env.AdminConfig, "GET", req.URL().String())
 	if err != nil {
 		return err
@@ -273,7 +354,17 @@ func portForward(t *testing.T, pod *corev1.Pod, podPort string) string {
 // bearer token or none.
 func directGet(t *testing.T, rawURL, token string) (int, string) {
 	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // #nosec G402 -- the agent's self-signed serving certificate
+	return directGetAs(t, rawURL, token, nil)
+}
+
+// directGetAs is directGet with a client certificate.
+func directGetAs(t *testing.T, rawURL, token string, cert *tls.Certificate) (int, string) {
+	t.Helper()
+	tlsConf := &tls.Config{InsecureSkipVerify: true} // #nosec G402 -- the agent's self-signed serving certificate
+	if cert != nil {
+		tlsConf.Certificates = []tls.Certificate{*cert}
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConf}}
 	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +377,7 @@ func directGet(t *testing.T, rawURL, token string) (int, string) {
 		t.Fatalf("GET %s: %v", (&url.URL{Path: req.URL.Path}).String(), err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, string(body)
 }
 
