@@ -14,6 +14,7 @@
 //
 //	/healthz                                   ok
 //	/pods                                      the node's pods, a PodList
+//	/metrics/resource                          node, pod and container CPU and memory, for metrics-server
 //	/containerLogs/{ns}/{pod}/{container}      a container's log (follow, previous, tailLines, ...)
 //	/exec/{ns}/{pod}[/{uid}]/{container}       a command's streams, proxied to the runtime (SPDY, WebSocket)
 //	/attach/{ns}/{pod}[/{uid}]/{container}     the main process's streams, likewise

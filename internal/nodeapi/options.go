@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/cri-client/pkg/logs"
 
+	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
@@ -27,6 +28,7 @@ type Runtime interface {
 	PortForwardURL(ctx context.Context, uid types.UID) (*url.URL, error)
 	ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (runtime.ExecResult, error)
 	ReadLogs(ctx context.Context, id string, opts *logs.LogOptions, stdout, stderr io.Writer) error
+	ContainerStats(ctx context.Context) ([]runtime.ContainerUsage, error)
 }
 
 // Options configure a Server. NodeName, Client, Runtime, Pods and a
@@ -61,6 +63,8 @@ type Options struct {
 	Runtime Runtime
 	// Pods returns the pods the node runs, with their statuses, read-only.
 	Pods func() []*corev1.Pod
+	// NodeUsage reads what the whole node uses, for /metrics/resource.
+	NodeUsage func() (node.Usage, error)
 
 	// RunTimeout bounds a command run through /run; default 1 minute.
 	RunTimeout time.Duration
@@ -73,8 +77,8 @@ func (o *Options) validate() error {
 	if o.NodeName == "" {
 		errs = append(errs, errors.New("nodeapi: NodeName is required"))
 	}
-	if o.Client == nil || o.Runtime == nil || o.Pods == nil {
-		errs = append(errs, errors.New("nodeapi: Client, Runtime and Pods are required"))
+	if o.Client == nil || o.Runtime == nil || o.Pods == nil || o.NodeUsage == nil {
+		errs = append(errs, errors.New("nodeapi: Client, Runtime, Pods and NodeUsage are required"))
 	}
 	if (o.CertFile == "") != (o.KeyFile == "") {
 		errs = append(errs, errors.New("nodeapi: a serving certificate needs both its certificate and key files"))

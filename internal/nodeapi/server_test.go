@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/cri-client/pkg/logs"
 
+	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
@@ -85,6 +86,16 @@ func (f *fakeRuntime) ReadLogs(_ context.Context, id string, _ *logs.LogOptions,
 	}
 	_, err := io.WriteString(stdout, text)
 	return err
+}
+
+func (f *fakeRuntime) ContainerStats(context.Context) ([]runtime.ContainerUsage, error) {
+	at := time.Unix(1700000000, 0)
+	return []runtime.ContainerUsage{
+		{ID: "app-2", Name: "app", PodUID: "uid-1", PodName: "web", PodNamespace: "default",
+			CPU: 1500 * time.Millisecond, CPUTime: at, HasCPU: true, MemoryWorkingSet: 1 << 20, MemoryTime: at, HasMemory: true},
+		{ID: "side-1", Name: "side", PodUID: "uid-1", PodName: "web", PodNamespace: "default",
+			CPU: 500 * time.Millisecond, CPUTime: at, HasCPU: true, MemoryWorkingSet: 1 << 20, MemoryTime: at, HasMemory: true},
+	}, nil
 }
 
 // reviewer answers the server's TokenReviews and SubjectAccessReviews as
@@ -183,6 +194,9 @@ func newWorld(t *testing.T, backend http.Handler) *world {
 		Address: "127.0.0.1", Port: 0, CertDir: filepath.Join(dir, "pki"), IPs: []net.IP{net.ParseIP("127.0.0.1")},
 		ClientCAFile: caFile, NodeName: "node-1", Client: w.rv.client(t),
 		Runtime: w.rt, Pods: func() []*corev1.Pod { return []*corev1.Pod{pod} },
+		NodeUsage: func() (node.Usage, error) {
+			return node.Usage{CPU: 90 * time.Second, MemoryWorkingSet: 3 << 30, Time: time.Unix(1700000001, 0)}, nil
+		},
 		Logger: testr.New(t),
 	})
 	if err != nil {
@@ -519,4 +533,30 @@ func clientCert(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, use
 		t.Fatal(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func TestResourceMetrics(t *testing.T) {
+	w := newWorld(t, nil)
+	code, body := w.do("GET", "/metrics/resource", "alice-token")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics/resource: %d %q", code, body)
+	}
+	for _, line := range []string{
+		"node_cpu_usage_seconds_total 90 1700000001000",
+		"node_memory_working_set_bytes 3.221225472e+09 1700000001000",
+		`container_cpu_usage_seconds_total{container="app",namespace="default",pod="web"} 1.5 1700000000000`,
+		`container_memory_working_set_bytes{container="side",namespace="default",pod="web"} 1.048576e+06 1700000000000`,
+		`pod_cpu_usage_seconds_total{namespace="default",pod="web"} 2 1700000000000`,
+		`pod_memory_working_set_bytes{namespace="default",pod="web"} 2.097152e+06 1700000000000`,
+		"resource_scrape_error 0",
+	} {
+		if !strings.Contains(body, line+"\n") {
+			t.Errorf("no line %q in:\n%s", line, body)
+		}
+	}
+	w.rv.mu.Lock()
+	defer w.rv.mu.Unlock()
+	if last := w.rv.sars[len(w.rv.sars)-1]; last.Subresource != "metrics" {
+		t.Errorf("authorized as nodes/%s, want nodes/metrics", last.Subresource)
+	}
 }

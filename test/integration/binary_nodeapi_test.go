@@ -203,12 +203,31 @@ func TestBinaryNodeAPI(t *testing.T) {
 	// The apiserver's nodes/proxy refuses a node on a loopback address, so
 	// /pods is asked directly, with the apiserver's kubelet client
 	// certificate (signed by the cluster CA; system:masters).
-	t.Run("/pods with the apiserver's client certificate", func(t *testing.T) {
-		pki := filepath.Dir(env.CAFile)
-		cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "apiserver-kubelet-client.crt"), filepath.Join(pki, "apiserver-kubelet-client.key"))
-		if err != nil {
-			t.Fatal(err)
+	pki := filepath.Dir(env.CAFile)
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "apiserver-kubelet-client.crt"), filepath.Join(pki, "apiserver-kubelet-client.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("/metrics/resource, as metrics-server scrapes it", func(t *testing.T) {
+		code, body := directGetAs(t, nodeAPI+"/metrics/resource", "", &cert)
+		if code != http.StatusOK {
+			t.Fatalf("/metrics/resource: %d %q", code, body)
 		}
+		for _, prefix := range []string{
+			"node_cpu_usage_seconds_total ", "node_memory_working_set_bytes ",
+			`container_cpu_usage_seconds_total{container="logger",namespace="default",pod="` + pod.Name + `"} `,
+			`container_memory_working_set_bytes{container="echo",namespace="default",pod="` + pod.Name + `"} `,
+			`pod_cpu_usage_seconds_total{namespace="default",pod="` + pod.Name + `"} `,
+			`pod_memory_working_set_bytes{namespace="default",pod="` + pod.Name + `"} `,
+			"resource_scrape_error 0",
+		} {
+			if !strings.Contains(body, "\n"+prefix) {
+				t.Errorf("no %q line in:\n%s", prefix, body)
+			}
+		}
+	})
+
+	t.Run("/pods with the apiserver's client certificate", func(t *testing.T) {
 		code, body := directGetAs(t, nodeAPI+"/pods", "", &cert)
 		if code != http.StatusOK {
 			t.Fatalf("/pods: %d %q", code, body)

@@ -85,7 +85,7 @@ func (o *Options) newNodeAPI(client kubernetes.Interface, rt *runtime.Runtime, a
 		Hostnames: hostnames, IPs: ips,
 		MinTLSVersion: minVersion, CipherSuites: suites,
 		ClientCAFile: o.ClientCAFile, NodeName: o.NodeName, Client: client,
-		Runtime: rt, Pods: agentPods(ag),
+		Runtime: rt, Pods: agentPods(ag), NodeUsage: node.ReadUsage,
 		Logger: log,
 	})
 }
