@@ -560,3 +560,26 @@ func TestResourceMetrics(t *testing.T) {
 		t.Errorf("authorized as nodes/%s, want nodes/metrics", last.Subresource)
 	}
 }
+
+func TestOversizedHeadersAreRefused(t *testing.T) {
+	w := newWorld(t, nil)
+	req, err := http.NewRequest("GET", w.base+"/healthz", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer alice-token")
+	req.Header.Set("X-Padding", strings.Repeat("x", maxHeaderBytes+8<<10))
+	resp, err := w.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("headers over %d bytes: %d, want 431", maxHeaderBytes, resp.StatusCode)
+	}
+	w.rv.mu.Lock()
+	defer w.rv.mu.Unlock()
+	if w.rv.tokenReviews != 0 {
+		t.Error("an oversized request reached the authenticator")
+	}
+}
