@@ -15,6 +15,7 @@
 //	/healthz                                   ok
 //	/pods                                      the node's pods, a PodList
 //	/metrics/resource                          node, pod and container CPU and memory, for metrics-server
+//	/stats/summary                             the same as a kubelet Summary (CPU and memory only)
 //	/containerLogs/{ns}/{pod}/{container}      a container's log (follow, previous, tailLines, ...)
 //	/exec/{ns}/{pod}[/{uid}]/{container}       a command's streams, proxied to the runtime (SPDY, WebSocket)
 //	/attach/{ns}/{pod}[/{uid}]/{container}     the main process's streams, likewise

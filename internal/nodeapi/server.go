@@ -36,6 +36,7 @@ type Server struct {
 	conns   *connTracker
 	tls     *tls.Config
 	auth    *auth
+	rates   cpuRates
 	handler http.Handler
 	log     logr.Logger
 }
@@ -84,6 +85,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("GET /pods", s.servePods)
 	mux.HandleFunc("GET /metrics/resource", s.serveResourceMetrics)
+	mux.HandleFunc("GET /stats/summary", s.serveSummary)
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.serveContainerLogs)
 	for _, method := range []string{"GET", "POST"} {
 		for _, p := range []string{"/{namespace}/{pod}/{container}", "/{namespace}/{pod}/{uid}/{container}"} {

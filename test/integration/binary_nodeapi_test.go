@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 )
 
@@ -224,6 +225,32 @@ func TestBinaryNodeAPI(t *testing.T) {
 			if !strings.Contains(body, "\n"+prefix) {
 				t.Errorf("no %q line in:\n%s", prefix, body)
 			}
+		}
+	})
+
+	t.Run("/stats/summary", func(t *testing.T) {
+		code, body := directGetAs(t, nodeAPI+"/stats/summary", "", &cert)
+		if code != http.StatusOK {
+			t.Fatalf("/stats/summary: %d %q", code, body)
+		}
+		var sum statsv1alpha1.Summary
+		if err := json.Unmarshal([]byte(body), &sum); err != nil {
+			t.Fatal(err)
+		}
+		if sum.Node.NodeName != h.node || sum.Node.CPU == nil || sum.Node.Memory == nil || *sum.Node.Memory.WorkingSetBytes == 0 {
+			t.Errorf("node stats: %s", body)
+		}
+		var found bool
+		for _, p := range sum.Pods {
+			if p.PodRef.UID == string(created.UID) {
+				found = true
+				if p.CPU == nil || p.Memory == nil || len(p.Containers) < 2 {
+					t.Errorf("pod stats: %+v", p)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no stats of pod %s: %s", created.UID, body)
 		}
 	})
 
