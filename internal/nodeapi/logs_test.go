@@ -57,3 +57,23 @@ func TestCommandBounds(t *testing.T) {
 		t.Error(err)
 	}
 }
+func TestContainerLogs(t *testing.T) {
+	w := newWorld(t, nil)
+	for _, tc := range []struct {
+		path string
+		code int
+		body string
+	}{
+		{"/containerLogs/default/web/app", 200, "now 1\nnow 2\n"},
+		{"/containerLogs/default/web/app?previous=true", 200, "before\n"},
+		{"/containerLogs/default/web/idle?previous=true", 400, "previous terminated container \"idle\" in pod \"web\" not found\n"},
+		{"/containerLogs/default/web/nope", 404, "container nope is not in pod default/web\n"},
+		{"/containerLogs/default/gone/app", 404, "pod default/gone does not exist\n"},
+		{"/containerLogs/default/web/app?tailLines=-1", 400, "tailLines=\"-1\": want an integer of at least 0\n"},
+	} {
+		code, body := w.do("GET", tc.path, "alice-token")
+		if code != tc.code || body != tc.body {
+			t.Errorf("%s: %d %q, want %d %q", tc.path, code, body, tc.code, tc.body)
+		}
+	}
+}
