@@ -160,6 +160,7 @@ func condition(n *v1.Node, typ v1.NodeConditionType) v1.NodeCondition {
 func TestRegistersTheNodeAndItsLease(t *testing.T) {
 	h := start(t, nil, func(o *Options) {
 		o.Taints = []v1.Taint{{Key: "dedicated", Value: "edge", Effect: v1.TaintEffectNoSchedule}}
+		o.APIPort = 10250
 	})
 	h.eventually("the Node", func() bool { return h.get() != nil })
 	n := h.get()
@@ -184,6 +185,9 @@ func TestRegistersTheNodeAndItsLease(t *testing.T) {
 	}
 	if n.Status.NodeInfo.ContainerRuntimeVersion != "containerd://1.6.20" || n.Status.NodeInfo.KubeletVersion != "v0.0.0-test" || n.Status.NodeInfo.BootID == "" {
 		t.Errorf("nodeInfo %+v", n.Status.NodeInfo)
+	}
+	if p := n.Status.DaemonEndpoints.KubeletEndpoint.Port; p != 10250 {
+		t.Errorf("daemonEndpoints report port %d, want the node API's 10250", p)
 	}
 	h.eventually("the Lease", func() bool {
 		l, err := h.client.CoordinationV1().Leases(v1.NamespaceNodeLease).Get(context.Background(), testNode, metav1.GetOptions{})

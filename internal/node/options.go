@@ -59,6 +59,10 @@ type Options struct {
 	// quarter of it.
 	LeaseDuration int32
 
+	// APIPort is the port of the node API (internal/nodeapi) the Node
+	// reports in status.daemonEndpoints; 0 when it is not served.
+	APIPort int32
+
 	// AgentVersion is reported as the node's kubelet version.
 	AgentVersion string
 

@@ -67,8 +67,9 @@ func (n *Node) desiredStatus(ctx context.Context, base *v1.Node) (v1.NodeStatus,
 		KubeletVersion:          n.opts.AgentVersion,
 		OperatingSystem:         m.OperatingSystem, Architecture: m.Architecture,
 	}
-	// No kubelet API is served (logs, exec): the endpoint stays port 0.
-	st.DaemonEndpoints = v1.NodeDaemonEndpoints{}
+	// The node API's port (logs, exec, port-forward), or 0 when it is not
+	// served: the apiserver reaches the node there.
+	st.DaemonEndpoints = v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: n.opts.APIPort}}
 	return st, nil
 }
 

@@ -28,6 +28,12 @@ type criRuntime interface {
 	// ExecSync reports a command's non-zero exit as an error that
 	// implements k8s.io/utils/exec.ExitError.
 	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout []byte, stderr []byte, err error)
+	// Exec, Attach and PortForward return the URL of the runtime's
+	// streaming server that serves the session (the node API proxies it).
+	Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error)
+	Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error)
+	PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error)
+	ListContainerStats(ctx context.Context, filter *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error)
 }
 
 // criImages is the part of the CRI image service the package uses.

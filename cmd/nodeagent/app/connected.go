@@ -113,7 +113,7 @@ func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
 }
 
 // newNode builds the part that keeps the Node and its Lease current.
-func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHealth, sourcesReady func() error, log logr.Logger) (*node.Node, error) {
+func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHealth, sourcesReady func() error, apiPort int32, log logr.Logger) (*node.Node, error) {
 	machine, err := node.ReadMachine()
 	if err != nil {
 		return nil, err
@@ -134,6 +134,7 @@ func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHea
 		Thresholds: thresholds, PressureTransition: o.EvictionPressureTransition,
 		StatusUpdateFrequency: o.NodeStatusUpdateFrequency, StatusReportFrequency: o.NodeStatusReportFrequency,
 		LeaseDuration: o.NodeLeaseDurationSeconds,
+		APIPort:       apiPort,
 		AgentVersion:  version.Get().GitVersion,
 		Logger:        log,
 	})
@@ -153,7 +154,7 @@ type connectedParts struct {
 // connected joins the cluster and keeps it current until ctx ends: the
 // identity first (a bootstrap may wait for its CSR to be signed; the
 // static pods run meanwhile), then its rotation, the Node and its Lease,
-// the objects of the pods from the apiserver, the apiserver source, the
+// the node API, the objects of the pods from the apiserver, the apiserver source, the
 // mirror pods and pod statuses,
 // and the events recorded so far and from then on.
 func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logger) error {
@@ -166,7 +167,15 @@ func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logg
 		return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
 	}
 	p.events.connect(client)
-	nd, err := o.newNode(client, p.rt, p.agent.Ready, p.sourcesErr, log)
+	api, err := o.newNodeAPI(client, p.rt, p.agent, log)
+	if err != nil {
+		return err
+	}
+	var apiPort int32
+	if api != nil {
+		apiPort = api.Port()
+	}
+	nd, err := o.newNode(client, p.rt, p.agent.Ready, p.sourcesErr, apiPort, log)
 	if err != nil {
 		return err
 	}
@@ -179,6 +188,9 @@ func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logg
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return id.Run(gctx) })
 	g.Go(func() error { return nd.Run(gctx) })
+	if api != nil {
+		g.Go(func() error { return api.Run(gctx) })
+	}
 	g.Go(func() error { return p.objects.Run(gctx, client, nd.Current) })
 	g.Go(func() error { return source.Run(gctx) })
 	g.Go(func() error {

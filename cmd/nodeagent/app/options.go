@@ -61,6 +61,16 @@ type Options struct {
 	NodeLeaseDurationSeconds   int32
 	ObjectChangeDetection      string
 
+	// The node API (connected mode): kubectl logs, exec, attach,
+	// port-forward through the apiserver.
+	Address           string
+	Port              int32
+	TLSCertFile       string
+	TLSPrivateKeyFile string
+	TLSMinVersion     string
+	TLSCipherSuites   []string
+	ClientCAFile      string
+
 	LocalAPISocket string
 	ServeAddress   string
 	Profiling      bool
@@ -92,6 +102,8 @@ func NewOptions() *Options {
 		NodeStatusReportFrequency:  5 * time.Minute,
 		NodeLeaseDurationSeconds:   40,
 		ObjectChangeDetection:      string(podobjects.Watch),
+		Address:                    "0.0.0.0",
+		Port:                       10250,
 		GCPercent:                  50,
 		Logging:                    logsapi.NewLoggingConfiguration(),
 	}
@@ -137,6 +149,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&o.NodeLeaseDurationSeconds, "node-lease-duration-seconds", o.NodeLeaseDurationSeconds, "duration of the node's Lease; it is renewed every quarter of it")
 	fs.StringVar(&o.ObjectChangeDetection, "config-map-and-secret-change-detection-strategy", o.ObjectChangeDetection, "how the ConfigMaps and Secrets of pods from the apiserver are kept current: Watch (one watch per referenced mutable object; a change reaches the pods' volumes at once), Cache (read when needed and kept for the node's TTL, one minute by default), Get (read every time)")
 
+	o.addNodeAPIFlags(fs)
+
 	fs.StringVar(&o.LocalAPISocket, "local-api-socket", o.LocalAPISocket, "unix socket of the local API (mode 0600) (default: <root-dir>/nodeagent.sock)")
 	fs.StringVar(&o.ServeAddress, "serve-address", o.ServeAddress, "host:port serving /healthz, /readyz and /metrics over plain HTTP; empty disables it. Keep it on loopback unless the network is trusted")
 
@@ -169,6 +183,7 @@ func (o *Options) Validate() error {
 		bad("no pod source: set --manifest-dir, --manifest-url or both (standalone mode takes pods from nowhere else)")
 	}
 	errs = append(errs, o.validateConnected()...)
+	errs = append(errs, o.validateNodeAPI()...)
 	if o.NodeName == "" {
 		bad("--node-name is empty and the hostname is unknown")
 	} else if msgs := validation.IsDNS1123Subdomain(o.NodeName); len(msgs) > 0 {

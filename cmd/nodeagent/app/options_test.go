@@ -53,6 +53,8 @@ func TestDefaults(t *testing.T) {
 		"node-status-update-frequency": {o.NodeStatusUpdateFrequency, 10 * time.Second},
 		"node-status-report-frequency": {o.NodeStatusReportFrequency, 5 * time.Minute},
 		"node-lease-duration-seconds":  {o.NodeLeaseDurationSeconds, int32(40)},
+		"address":                      {o.Address, "0.0.0.0"},
+		"port":                         {o.Port, int32(10250)},
 		"eviction-hard":                {o.EvictionHard, "memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%,pid.available<5%"},
 	}
 	for name, c := range checks {

@@ -1,0 +1,99 @@
+package nodeapi
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/cri-client/pkg/logs"
+
+	"github.com/nodeagent/nodeagent/internal/node"
+	"github.com/nodeagent/nodeagent/internal/runtime"
+)
+
+// Runtime is what the server asks of the container runtime.
+type Runtime interface {
+	GetPodStatus(ctx context.Context, uid types.UID) (*runtime.PodStatus, error)
+	ExecURL(ctx context.Context, id string, cmd []string, o runtime.StreamOptions) (*url.URL, error)
+	AttachURL(ctx context.Context, id string, o runtime.StreamOptions) (*url.URL, error)
+	PortForwardURL(ctx context.Context, uid types.UID) (*url.URL, error)
+	ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (runtime.ExecResult, error)
+	ReadLogs(ctx context.Context, id string, opts *logs.LogOptions, stdout, stderr io.Writer) error
+	ContainerStats(ctx context.Context) ([]runtime.ContainerUsage, error)
+}
+
+// Options configure a Server. NodeName, Client, Runtime, Pods and a
+// certificate (CertFile and KeyFile, or CertDir) are required.
+type Options struct {
+	// Address and Port are where the server listens (Port 0 picks a free
+	// one, for tests: the wiring treats --port=0 as "not served").
+	Address string
+	Port    int32
+
+	// CertFile and KeyFile are the serving certificate; when both are
+	// empty, a self-signed one is made in CertDir (and kept there), for
+	// Hostnames and IPs.
+	CertFile, KeyFile string
+	CertDir           string
+	Hostnames         []string
+	IPs               []net.IP
+	// MinTLSVersion (tls.VersionTLS12 when 0) and CipherSuites (Go's
+	// defaults when empty) bound the TLS handshake.
+	MinTLSVersion uint16
+	CipherSuites  []uint16
+
+	// ClientCAFile holds the CAs whose client certificates authenticate a
+	// request; empty: only bearer tokens do.
+	ClientCAFile string
+	// NodeName is the Node the requests are authorized against; Client
+	// (the node's own identity) sends the TokenReviews and
+	// SubjectAccessReviews.
+	NodeName string
+	Client   kubernetes.Interface
+
+	Runtime Runtime
+	// Pods returns the pods the node runs, with their statuses, read-only.
+	Pods func() []*corev1.Pod
+	// NodeUsage reads what the whole node uses, for /metrics/resource.
+	NodeUsage func() (node.Usage, error)
+
+	// RunTimeout bounds a command run through /run; default 1 minute.
+	RunTimeout time.Duration
+
+	Logger logr.Logger
+}
+
+func (o *Options) validate() error {
+	var errs []error
+	if o.NodeName == "" {
+		errs = append(errs, errors.New("nodeapi: NodeName is required"))
+	}
+	if o.Client == nil || o.Runtime == nil || o.Pods == nil || o.NodeUsage == nil {
+		errs = append(errs, errors.New("nodeapi: Client, Runtime, Pods and NodeUsage are required"))
+	}
+	if (o.CertFile == "") != (o.KeyFile == "") {
+		errs = append(errs, errors.New("nodeapi: a serving certificate needs both its certificate and key files"))
+	}
+	if o.CertFile == "" && o.CertDir == "" {
+		errs = append(errs, errors.New("nodeapi: no serving certificate and no directory to make one in"))
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		errs = append(errs, fmt.Errorf("nodeapi: port %d out of range", o.Port))
+	}
+	if o.RunTimeout <= 0 {
+		o.RunTimeout = time.Minute
+	}
+	if o.MinTLSVersion == 0 {
+		o.MinTLSVersion = tls.VersionTLS12
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,33 @@
+package nodeapi
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestResourceMetrics(t *testing.T) {
+	w := newWorld(t, nil)
+	code, body := w.do("GET", "/metrics/resource", "alice-token")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics/resource: %d %q", code, body)
+	}
+	for _, line := range []string{
+		"node_cpu_usage_seconds_total 90 1700000001000",
+		"node_memory_working_set_bytes 3.221225472e+09 1700000001000",
+		`container_cpu_usage_seconds_total{container="app",namespace="default",pod="web"} 1.5 1700000000000`,
+		`container_memory_working_set_bytes{container="side",namespace="default",pod="web"} 1.048576e+06 1700000000000`,
+		`pod_cpu_usage_seconds_total{namespace="default",pod="web"} 2 1700000000000`,
+		`pod_memory_working_set_bytes{namespace="default",pod="web"} 2.097152e+06 1700000000000`,
+		"resource_scrape_error 0",
+	} {
+		if !strings.Contains(body, line+"\n") {
+			t.Errorf("no line %q in:\n%s", line, body)
+		}
+	}
+	w.rv.mu.Lock()
+	defer w.rv.mu.Unlock()
+	if last := w.rv.sars[len(w.rv.sars)-1]; last.Subresource != "metrics" {
+		t.Errorf("authorized as nodes/%s, want nodes/metrics", last.Subresource)
+	}
+}

@@ -1,0 +1,191 @@
+package nodeapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/proxy"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
+)
+
+// maxCommandArgs and maxCommandBytes bound the command of an exec or run.
+const (
+	maxCommandArgs  = 1024
+	maxCommandBytes = 64 << 10
+)
+
+// serveExec and serveAttach proxy a session on a running container's
+// streams; servePortForward one into the pod's network namespace. The
+// runtime serves the streams (SPDY, and WebSocket for the protocols it
+// knows); the server only asks it for the session's URL and proxies the
+// upgraded connection there, as the kubelet does. kubectl's WebSocket
+// (v5) sessions reach the node as SPDY: the apiserver translates them for
+// a node that does not declare ExtendWebSocketsToKubelet, as this one.
+func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
+	s.serveContainerStream(w, r, true)
+}
+
+func (s *Server) serveAttach(w http.ResponseWriter, r *http.Request) {
+	s.serveContainerStream(w, r, false)
+}
+
+func (s *Server) serveContainerStream(w http.ResponseWriter, r *http.Request, exec bool) {
+	streams, err := streamOptions(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var cmd []string
+	if exec {
+		if cmd, err = command(r.URL.Query()[corev1.ExecCommandParam]); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
+	id, status, err := s.runningContainer(r)
+	if err != nil {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	var u *url.URL
+	if exec {
+		u, err = s.opts.Runtime.ExecURL(r.Context(), id, cmd, streams)
+	} else {
+		u, err = s.opts.Runtime.AttachURL(r.Context(), id, streams)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.proxyStream(w, r, u)
+}
+
+func (s *Server) servePortForward(w http.ResponseWriter, r *http.Request) {
+	pod, err := s.pathPod(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	u, err := s.opts.Runtime.PortForwardURL(r.Context(), pod.UID)
+	if errors.Is(err, runtime.ErrNotRunning) {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	} else if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.proxyStream(w, r, u)
+}
+
+// serveRun runs ?cmd= (split at spaces, as the kubelet does) in a running
+// container and answers its output, stdout then stderr.
+func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
+	cmd, err := command(strings.Split(r.URL.Query().Get("cmd"), " "))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	id, status, err := s.runningContainer(r)
+	if err != nil {
+		http.Error(w, err.Error(), status)
+		return
+	}
+	res, err := s.opts.Runtime.ExecSync(r.Context(), id, cmd, s.opts.RunTimeout)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write(res.Stdout)
+	_, _ = w.Write(res.Stderr)
+}
+
+// proxyStream proxies the upgraded connection to the runtime's URL.
+func (s *Server) proxyStream(w http.ResponseWriter, r *http.Request, u *url.URL) {
+	h := proxy.NewUpgradeAwareHandler(u, nil, false, true, responder{s})
+	h.ServeHTTP(w, r)
+}
+
+// responder answers a failed proxy attempt.
+type responder struct{ s *Server }
+
+func (rs responder) Error(w http.ResponseWriter, r *http.Request, err error) {
+	rs.s.log.V(2).Info("proxying a stream to the runtime failed", "path", r.URL.Path, "err", err)
+	code := http.StatusInternalServerError
+	var status apierrors.APIStatus
+	if errors.As(err, &status) { // the proxy's own: "Upgrade request required" is a 400
+		code = int(status.Status().Code)
+	}
+	http.Error(w, err.Error(), code)
+}
+
+// pathPod is the pod the path names: {namespace}/{pod}, and {uid} when
+// the path has one.
+func (s *Server) pathPod(r *http.Request) (*corev1.Pod, error) {
+	namespace, name, uid := r.PathValue("namespace"), r.PathValue("pod"), types.UID(r.PathValue("uid"))
+	pod, ok := s.findPod(namespace, name, uid)
+	if !ok {
+		return nil, fmt.Errorf("pod %s/%s does not exist", namespace, name)
+	}
+	return pod, nil
+}
+
+// runningContainer is the runtime ID of the path's container, which must
+// run; on error, the status to answer.
+func (s *Server) runningContainer(r *http.Request) (string, int, error) {
+	pod, err := s.pathPod(r)
+	if err != nil {
+		return "", http.StatusNotFound, err
+	}
+	name := r.PathValue("container")
+	if !hasContainer(pod, name) {
+		return "", http.StatusNotFound, fmt.Errorf("container %s is not in pod %s/%s", name, pod.Namespace, pod.Name)
+	}
+	st, err := s.opts.Runtime.GetPodStatus(r.Context(), pod.UID)
+	if err != nil {
+		return "", http.StatusInternalServerError, err
+	}
+	if c := st.LatestContainer(name); c != nil && c.State == runtime.ContainerStateRunning {
+		return c.ID, 0, nil
+	}
+	return "", http.StatusBadRequest, fmt.Errorf("container %s of pod %s/%s is not running", name, pod.Namespace, pod.Name)
+}
+
+// streamOptions reads which streams a session carries; a TTY merges
+// stderr into stdout, as the kubelet has it.
+func streamOptions(v url.Values) (runtime.StreamOptions, error) {
+	on := func(key string) bool { return v.Get(key) == "1" || v.Get(key) == "true" }
+	o := runtime.StreamOptions{Stdin: on(corev1.ExecStdinParam), Stdout: on(corev1.ExecStdoutParam), Stderr: on(corev1.ExecStderrParam), TTY: on(corev1.ExecTTYParam)}
+	if o.TTY {
+		o.Stderr = false
+	}
+	if !o.Stdin && !o.Stdout && !o.Stderr {
+		return o, errors.New("a session needs at least one of stdin, stdout and stderr")
+	}
+	return o, nil
+}
+
+// command checks a command's size.
+func command(args []string) ([]string, error) {
+	if len(args) == 0 || args[0] == "" {
+		return nil, errors.New("no command")
+	}
+	if len(args) > maxCommandArgs {
+		return nil, fmt.Errorf("the command has %d arguments, more than %d", len(args), maxCommandArgs)
+	}
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	if n > maxCommandBytes {
+		return nil, fmt.Errorf("the command has %d bytes, more than %d", n, maxCommandBytes)
+	}
+	return args, nil
+}
