@@ -21,6 +21,7 @@ type podEnv struct {
 	// hostIPs are the node's (Options.HostIPs).
 	hostIPs     []string
 	sources     EnvSources
+	services    ServiceEnv
 	allocatable downward.Allocatable
 	log         logr.Logger
 }
@@ -62,11 +63,12 @@ func (r *Runtime) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 	if err != nil {
 		return nil, err
 	}
+	command, args := expandCommand(c, envs)
 	config := &runtimeapi.ContainerConfig{
 		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)}, // #nosec G115 -- a restart count is never negative nor near 2^32
 		Image:       &runtimeapi.ImageSpec{Image: image, UserSpecifiedImage: c.Image},
-		Command:     c.Command,
-		Args:        c.Args,
+		Command:     command,
+		Args:        args,
 		WorkingDir:  c.WorkingDir,
 		Envs:        envs,
 		Labels:      containerLabels(pod, c),

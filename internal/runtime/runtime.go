@@ -54,6 +54,9 @@ type Options struct {
 	// name; nil (standalone) refuses them with ErrUnsupported. Static
 	// pods never read through it.
 	Sources EnvSources
+	// Services gives the pods' service environment variables (connected
+	// mode); nil (standalone): none, as the kubelet without an apiserver.
+	Services ServiceEnv
 	// HostIPs are the node's IPs, primary first: status.hostIP(s) in a
 	// fieldRef.
 	HostIPs []string
