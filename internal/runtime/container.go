@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/go-logr/logr"
@@ -39,6 +40,13 @@ func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	user := imageUserOf(image)
 	if err := imageUserRefusal(pod, c, user); err != nil {
 		return "", pulled, err
+	}
+	tm, err := r.terminationMessageMount(pod, c)
+	if err != nil {
+		return "", pulled, err
+	}
+	if tm != nil {
+		mounts = append(slices.Clip(mounts), *tm)
 	}
 	config, err := r.containerConfig(ctx, pod, c, restartCount, image.GetId(), user, mounts, env)
 	if err != nil {

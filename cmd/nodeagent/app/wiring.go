@@ -65,6 +65,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		Endpoint:       o.CRIEndpoint,
 		RequestTimeout: o.RuntimeRequestTimeout,
 		LogRoot:        o.PodLogDir,
+		PodsDir:        filepath.Join(o.RootDir, "pods"),
 		CgroupRoot:     o.CgroupRoot,
 		// Localhost seccomp profiles, where the kubelet keeps them.
 		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
