@@ -44,8 +44,8 @@ func (r *Runtime) terminationMessageMount(pod *corev1.Pod, c *corev1.Container) 
 		return nil, fmt.Errorf("%w: termination message file: %w", ErrCreateContainer, err)
 	}
 	for range 3 {
-		path := filepath.Join(dir, fmt.Sprintf("%08x", rand.Uint32())) // #nosec G404 -- a file name unique in its directory, not a secret
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		path := filepath.Join(dir, fmt.Sprintf("%08x", rand.Uint32()))        // #nosec G404 -- a file name unique in its directory, not a secret
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600) // #nosec G304 -- PodsDir, a checked UID (SyncPod), a validated container name and a hex name
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
