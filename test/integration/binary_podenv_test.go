@@ -177,6 +177,42 @@ func TestBinaryServiceEnv(t *testing.T) {
 		h.waitPod("static", "running", 60*time.Second, runningContainer("main"))
 		check(t, "static", true)
 	})
+	// As under the kubelet: a deleted Service's variables are gone from
+	// the containers that start after it (here a new pod's), while those
+	// that run keep theirs.
+	t.Run("deleted Service", func(t *testing.T) {
+		if err := services.Delete(ctx, svcName, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// The informer sees the deletion within moments; a pod created
+		// after it has propagated starts without the variables.
+		time.Sleep(500 * time.Millisecond)
+		after := h.apiPodSpec("after", main)
+		created := h.createAPIPod(after)
+		h.waitAPIPod(after.Name, "Running in the apiserver", 60*time.Second, apiPodRunning(created.UID))
+		check(t, "after", false)
+		if got := h.envOf("links", "main")[prefix+"_SERVICE_HOST"]; got != sip {
+			t.Errorf("the running container's %s_SERVICE_HOST = %q, want %q kept", prefix, got, sip)
+		}
+	})
+}
+
+// A pod from the apiserver: its status there carries the message.
+func TestBinaryTerminationMessageAPIPod(t *testing.T) {
+	h := newConnectedAgent(t)
+	waitNode(t, "Ready", 30*time.Second, isReady)
+	c := corev1.Container{Name: "main", Image: env.BusyboxImage, ImagePullPolicy: corev1.PullNever,
+		Command: []string{"sh", "-c", "printf 'bye from the API pod' > /dev/termination-log; exit 4"}}
+	pod := h.apiPodSpec("tmsg-api", c)
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	created := h.createAPIPod(pod)
+	h.waitAPIPod(pod.Name, "Failed with the message", 60*time.Second, func(p *corev1.Pod) bool {
+		if p == nil || p.UID != created.UID || len(p.Status.ContainerStatuses) != 1 {
+			return false
+		}
+		st := p.Status.ContainerStatuses[0].State.Terminated
+		return st != nil && st.ExitCode == 4 && st.Message == "bye from the API pod"
+	})
 }
 
 // A container's termination message: what it wrote to its
