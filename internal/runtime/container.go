@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/go-logr/logr"
@@ -21,6 +22,7 @@ type podEnv struct {
 	// hostIPs are the node's (Options.HostIPs).
 	hostIPs     []string
 	sources     EnvSources
+	services    ServiceEnv
 	allocatable downward.Allocatable
 	log         logr.Logger
 }
@@ -38,6 +40,13 @@ func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	user := imageUserOf(image)
 	if err := imageUserRefusal(pod, c, user); err != nil {
 		return "", pulled, err
+	}
+	tm, err := r.terminationMessageMount(pod, c)
+	if err != nil {
+		return "", pulled, err
+	}
+	if tm != nil {
+		mounts = append(slices.Clip(mounts), *tm)
 	}
 	config, err := r.containerConfig(ctx, pod, c, restartCount, image.GetId(), user, mounts, env)
 	if err != nil {
@@ -62,11 +71,12 @@ func (r *Runtime) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 	if err != nil {
 		return nil, err
 	}
+	command, args := expandCommand(c, envs)
 	config := &runtimeapi.ContainerConfig{
 		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)}, // #nosec G115 -- a restart count is never negative nor near 2^32
 		Image:       &runtimeapi.ImageSpec{Image: image, UserSpecifiedImage: c.Image},
-		Command:     c.Command,
-		Args:        c.Args,
+		Command:     command,
+		Args:        args,
 		WorkingDir:  c.WorkingDir,
 		Envs:        envs,
 		Labels:      containerLabels(pod, c),

@@ -38,6 +38,14 @@
 // which the status reports as CreateContainerConfigError. Unset, seccomp
 // is Unconfined and no_new_privs off, the kubelet's defaults.
 //
+// A container's environment (env.go) is the kubelet's: envFrom, env with
+// its $(VAR) references expanded (internal/expand), then the service
+// variables of Options.Services; its command and args are expanded
+// against that environment. Each instance gets a fresh termination
+// message file under Options.PodsDir, and GetPodStatus reports what an
+// exited one wrote there, or the end of its log under
+// FallbackToLogsOnError (termination.go).
+//
 // Sandboxes and containers carry the kubelet's labels and annotations
 // (io.kubernetes.pod.uid, io.kubernetes.container.hash, ...), so crictl
 // shows familiar names and a new agent process adopts what runs: GetPods

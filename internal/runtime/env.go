@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodeagent/nodeagent/internal/downward"
+	"github.com/nodeagent/nodeagent/internal/expand"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -23,14 +24,28 @@ type EnvSources interface {
 	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 }
 
+// ServiceEnv gives the service environment variables of a pod (see
+// internal/serviceenv): the Docker-link style variables of the Services
+// the pod may see. An error fails the container's creation with
+// ErrContainerConfig.
+type ServiceEnv interface {
+	ServiceEnv(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
+}
+
 // containerEnv resolves a container's environment: plain values, the
-// downward API (fieldRef, resourceFieldRef; rules in internal/downward)
-// and, for API pods, the ConfigMaps and Secrets named by valueFrom and
-// envFrom, read through env.sources. envFrom sources apply in order, a
-// later one winning; env entries win over all of them. An envFrom key
-// that cannot be a variable name (empty, '=' or not printable ASCII, the
-// kubelet's relaxed rule) is skipped and logged, as the kubelet skips it
-// with a warning.
+// downward API (fieldRef, resourceFieldRef; rules in internal/downward),
+// for API pods the ConfigMaps and Secrets named by valueFrom and envFrom,
+// read through env.sources, and the service variables of env.services.
+// envFrom sources apply in order, a later one winning; env entries win
+// over all of them, and over the service variables, which come last. An
+// envFrom key that cannot be a variable name (empty, '=' or not printable
+// ASCII, the kubelet's relaxed rule) is skipped and logged, as the kubelet
+// skips it with a warning.
+//
+// A plain env value has its $(VAR) references expanded (internal/expand)
+// against the variables defined before it (envFrom's and earlier env
+// entries) and then the service variables, as the kubelet does; values
+// from envFrom and valueFrom are taken as they are.
 //
 // A required object or key that is missing fails with ErrContainerConfig
 // (CreateContainerConfigError), naming the variable and the object; an
@@ -43,8 +58,6 @@ type EnvSources interface {
 // optional reference resolves as absent without a read. Such a pod cannot
 // be mirrored. Without sources (standalone), an API pod's references fail
 // with ErrUnsupported.
-//
-// $(VAR) references are passed through unexpanded.
 func containerEnv(ctx context.Context, c *corev1.Container, env podEnv) ([]*runtimeapi.KeyValue, error) {
 	static := podtypes.IsStaticPod(env.pod)
 	r := envResolver{ctx: ctx, env: env, container: c.Name, static: static}
@@ -54,14 +67,22 @@ func containerEnv(ctx context.Context, c *corev1.Container, env podEnv) ([]*runt
 			return nil, err
 		}
 	}
+	var services map[string]string
+	if env.services != nil {
+		var err error
+		if services, err = env.services.ServiceEnv(ctx, env.pod); err != nil {
+			return nil, fmt.Errorf("container %q: service environment: %w: %w", c.Name, ErrContainerConfig, err)
+		}
+	}
 	fromSources := make([]string, 0, len(vars))
 	for k := range vars {
 		fromSources = append(fromSources, k)
 	}
 	slices.Sort(fromSources)
-	out := make([]*runtimeapi.KeyValue, 0, len(vars)+len(c.Env))
+	out := make([]*runtimeapi.KeyValue, 0, len(vars)+len(c.Env)+len(services))
 	index := map[string]int{}
 	set := func(k, v string) {
+		vars[k] = v
 		if i, ok := index[k]; ok {
 			out[i].Value = []byte(v)
 			return
@@ -72,9 +93,10 @@ func containerEnv(ctx context.Context, c *corev1.Container, env podEnv) ([]*runt
 	for _, k := range fromSources {
 		set(k, vars[k])
 	}
+	defined := expand.Maps(vars, services)
 	for _, e := range c.Env {
-		if e.ValueFrom == nil {
-			set(e.Name, e.Value)
+		if e.ValueFrom == nil || e.Value != "" {
+			set(e.Name, expand.String(e.Value, defined))
 			continue
 		}
 		v, ok, err := r.valueFrom(e.ValueFrom)
@@ -85,7 +107,40 @@ func containerEnv(ctx context.Context, c *corev1.Container, env podEnv) ([]*runt
 			set(e.Name, v)
 		}
 	}
+	names := make([]string, 0, len(services))
+	for k := range services {
+		if _, ok := index[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		set(k, services[k])
+	}
 	return out, nil
+}
+
+// expandCommand expands the $(VAR) references of a container's command
+// and args against its final environment, as the kubelet does.
+func expandCommand(c *corev1.Container, envs []*runtimeapi.KeyValue) (command, args []string) {
+	if !hasDollar(c.Command) && !hasDollar(c.Args) {
+		return c.Command, c.Args
+	}
+	vars := make(map[string]string, len(envs))
+	for _, kv := range envs {
+		vars[kv.Key] = string(kv.Value)
+	}
+	lookup := expand.Maps(vars)
+	return expand.Strings(c.Command, lookup), expand.Strings(c.Args, lookup)
+}
+
+func hasDollar(ss []string) bool {
+	for _, s := range ss {
+		if strings.IndexByte(s, '$') >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 type envResolver struct {

@@ -19,11 +19,12 @@ const (
 	LabelPodUID        = "io.kubernetes.pod.uid"
 	LabelContainerName = "io.kubernetes.container.name"
 
-	AnnotationContainerHash          = "io.kubernetes.container.hash"
-	AnnotationRestartCount           = "io.kubernetes.container.restartCount"
-	AnnotationTerminationGracePeriod = "io.kubernetes.pod.terminationGracePeriod"
-	AnnotationTerminationMessagePath = "io.kubernetes.container.terminationMessagePath"
-	AnnotationContainerPorts         = "io.kubernetes.container.ports"
+	AnnotationContainerHash            = "io.kubernetes.container.hash"
+	AnnotationRestartCount             = "io.kubernetes.container.restartCount"
+	AnnotationTerminationGracePeriod   = "io.kubernetes.pod.terminationGracePeriod"
+	AnnotationTerminationMessagePath   = "io.kubernetes.container.terminationMessagePath"
+	AnnotationTerminationMessagePolicy = "io.kubernetes.container.terminationMessagePolicy"
+	AnnotationContainerPorts           = "io.kubernetes.container.ports"
 )
 
 // sandboxLabels are the pod's own labels plus its identity, which wins over
@@ -60,9 +61,10 @@ func containerLabels(pod *corev1.Pod, c *corev1.Container) map[string]string {
 
 func containerAnnotations(pod *corev1.Pod, c *corev1.Container, restartCount int) map[string]string {
 	a := map[string]string{
-		AnnotationContainerHash:          HashContainer(c),
-		AnnotationRestartCount:           strconv.Itoa(restartCount),
-		AnnotationTerminationMessagePath: c.TerminationMessagePath,
+		AnnotationContainerHash:            HashContainer(c),
+		AnnotationRestartCount:             strconv.Itoa(restartCount),
+		AnnotationTerminationMessagePath:   c.TerminationMessagePath,
+		AnnotationTerminationMessagePolicy: string(c.TerminationMessagePolicy),
 	}
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		a[AnnotationTerminationGracePeriod] = strconv.FormatInt(*g, 10)

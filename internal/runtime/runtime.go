@@ -28,6 +28,11 @@ type Options struct {
 
 	// LogRoot holds the pods' log directories (default /var/log/pods).
 	LogRoot string
+	// PodsDir holds the pods' directories, <PodsDir>/<uid>, where each
+	// container instance gets the file mounted at its
+	// terminationMessagePath; empty: no such file, as the kubelet without
+	// a pod directory.
+	PodsDir string
 	// CgroupRoot is the cgroup under which each pod gets pod<uid> (default
 	// /nodeagent). CgroupFS is where the cgroup hierarchies are mounted
 	// (default /sys/fs/cgroup); KillPod removes the pod's cgroups there.
@@ -54,6 +59,9 @@ type Options struct {
 	// name; nil (standalone) refuses them with ErrUnsupported. Static
 	// pods never read through it.
 	Sources EnvSources
+	// Services gives the pods' service environment variables (connected
+	// mode); nil (standalone): none, as the kubelet without an apiserver.
+	Services ServiceEnv
 	// HostIPs are the node's IPs, primary first: status.hostIP(s) in a
 	// fieldRef.
 	HostIPs []string

@@ -44,7 +44,16 @@ func (r *Runtime) GetPodStatus(ctx context.Context, uid types.UID) (*PodStatus, 
 		if err != nil {
 			return nil, fmt.Errorf("pod %s: container %s: %w", uid, c.GetId(), err)
 		}
-		s.Containers = append(s.Containers, containerStatusFrom(resp.GetStatus(), c.GetPodSandboxId()))
+		cs := containerStatusFrom(resp.GetStatus(), c.GetPodSandboxId())
+		if cs.State == ContainerStateExited {
+			if m := r.terminationMessage(resp.GetStatus()); m != "" {
+				if cs.Message != "" {
+					cs.Message += ": "
+				}
+				cs.Message += m
+			}
+		}
+		s.Containers = append(s.Containers, cs)
 	}
 	slices.SortStableFunc(s.Sandboxes, func(a, b SandboxStatus) int {
 		return newestFirst(a.CreatedAt, b.CreatedAt, a.Attempt, b.Attempt)

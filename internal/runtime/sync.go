@@ -151,7 +151,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 	}
 
 	var errs []error
-	env := podEnv{pod: pod, ips: ips, hostIPs: r.opts.HostIPs, sources: r.opts.Sources, allocatable: r.opts.Allocatable, log: r.log}
+	env := podEnv{pod: pod, ips: ips, hostIPs: r.opts.HostIPs, sources: r.opts.Sources, services: r.opts.Services, allocatable: r.opts.Allocatable, log: r.log}
 	for _, s := range p.Start {
 		if err := ctx.Err(); err != nil {
 			// A kill cancels the sync: what is left to start must not

@@ -92,11 +92,12 @@ func TestSyncPodConfigs(t *testing.T) {
 			LabelContainerName: "app",
 		},
 		Annotations: map[string]string{
-			AnnotationContainerHash:          HashContainer(&pod.Spec.Containers[0]),
-			AnnotationRestartCount:           "0",
-			AnnotationTerminationGracePeriod: "5",
-			AnnotationTerminationMessagePath: "/dev/termination-log",
-			AnnotationContainerPorts:         `[{"hostPort":8080,"containerPort":80,"protocol":"TCP"}]`,
+			AnnotationContainerHash:            HashContainer(&pod.Spec.Containers[0]),
+			AnnotationRestartCount:             "0",
+			AnnotationTerminationGracePeriod:   "5",
+			AnnotationTerminationMessagePath:   "/dev/termination-log",
+			AnnotationTerminationMessagePolicy: "",
+			AnnotationContainerPorts:           `[{"hostPort":8080,"containerPort":80,"protocol":"TCP"}]`,
 		},
 		LogPath: "app/0.log",
 		Linux: &runtimeapi.LinuxContainerConfig{

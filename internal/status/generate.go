@@ -66,6 +66,7 @@ func Generate(in Input) corev1.PodStatus {
 	st.InitContainerStatuses = containerStatuses(pod.Spec.InitContainers, rs, reasons, podWide, hasInit, prev.InitContainerStatuses, in.Terminal)
 	st.ContainerStatuses = containerStatuses(pod.Spec.Containers, rs, reasons, podWide, hasInit, prev.ContainerStatuses, in.Terminal)
 	applyProbes(pod, &st, in.Probes)
+	limitTerminationMessages(pod, &st)
 	for i := range pod.Spec.InitContainers {
 		// An init container is ready once it completed; a sidecar as its probes say.
 		if !podtypes.IsSidecar(&pod.Spec.InitContainers[i]) {

@@ -21,6 +21,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/serviceenv"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/config"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -64,6 +65,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		Endpoint:       o.CRIEndpoint,
 		RequestTimeout: o.RuntimeRequestTimeout,
 		LogRoot:        o.PodLogDir,
+		PodsDir:        filepath.Join(o.RootDir, "pods"),
 		CgroupRoot:     o.CgroupRoot,
 		// Localhost seccomp profiles, where the kubelet keeps them.
 		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
@@ -74,6 +76,13 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if objects != nil { // never a nil *Objects in an interface
 		rtOpts.Sources, rtOpts.Allocatable = objects, objects.Allocatable
 		volOpts.Sources, volOpts.Allocatable = objects, objects.Allocatable
+	}
+	// In connected mode, the pods' service environment variables, from an
+	// informer on Services that connected starts.
+	var services *serviceenv.Services
+	if o.Kubeconfig != "" {
+		services = serviceenv.New(serviceenv.Options{Logger: log.WithName("services")})
+		rtOpts.Services = services
 	}
 	rt, err := runtime.New(ctx, rtOpts)
 	if errors.Is(err, runtime.ErrRuntimeUnavailable) {
@@ -226,7 +235,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	g.Go(func() error { return api.Run(gctx) })
 	if o.Kubeconfig != "" {
 		g.Go(func() error {
-			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg, objects: objects}, log)
+			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg, objects: objects, services: services}, log)
 		})
 	}
 	if serve != nil {
