@@ -12,12 +12,16 @@
 #   NODE=nodeagent|kubelet   the node under test
 #   CONFORMANCE_OUT          results (default /var/lib/nodeagent-conformance/results);
 #                            each node's run goes to $CONFORMANCE_OUT/$NODE
-#   CONFORMANCE_PROCS        parallel ginkgo processes (default 4)
+#   CONFORMANCE_PROCS        parallel ginkgo processes (default 6)
+#   CONFORMANCE_SLOW=1       also the [Slow] tests (143 more, mostly in-place
+#                            resize; upstream's own node conformance jobs skip
+#                            them too, and here they add about two hours)
 #   CONFORMANCE_FOCUS        regexp of tests to run (default \[NodeConformance\])
 #   CONFORMANCE_SUBSET=ci    only the tests listed in hack/conformance/ci-subset.txt
 #   CONFORMANCE_KEEP=1       leave the cluster running afterwards
-# Skipped: [Serial], [Disruptive], [Flaky], [Feature:...] and each pattern
-# of hack/conformance/skips.txt, which gives its reason.
+# Skipped: [Serial], [Disruptive], [Flaky], [Feature:...], [Slow] (unless
+# CONFORMANCE_SLOW=1) and each pattern of hack/conformance/skips.txt, which
+# gives its reason.
 # Writes $CONFORMANCE_OUT/$NODE/{junit_01.xml,e2e.log,node.log,results.tsv}
 # and, once both nodes have run, $CONFORMANCE_OUT/report.md
 # (hack/conformance/report.py).
@@ -29,33 +33,38 @@ cd "$root"
 source hack/versions.sh
 
 NODE=${NODE:-nodeagent}
-BASE=/var/lib/nodeagent-conformance
-OUT_ROOT=${CONFORMANCE_OUT:-$BASE/results}
+OUT_ROOT=${CONFORMANCE_OUT:-/var/lib/nodeagent-conformance/results}
 OUT=$OUT_ROOT/$NODE
-PROCS=${CONFORMANCE_PROCS:-4}
+PROCS=${CONFORMANCE_PROCS:-6}
 FOCUS=${CONFORMANCE_FOCUS:-'\[NodeConformance\]'}
+# Each node its own containerd, control plane, bridge, subnet, address and
+# pod cgroups, so that the two runs (and the integration tests' own
+# containerd) may run side by side.
+case $NODE in
+kubelet) n=1 cgroup_parent=kubepods ;;
+nodeagent) n=2 cgroup_parent=conformance-nodeagent ;;
+*) echo "conformance: NODE must be nodeagent or kubelet, not $NODE" >&2; exit 1 ;;
+esac
+BASE=/var/lib/nodeagent-conformance/$NODE
 NODE_DIR=$BASE/node
-# Its own containerd, control plane, bridge and subnet: the integration
-# tests' ones may run beside it.
 export NODEAGENT_CONTAINERD_DIR=$BASE/containerd
-export NODEAGENT_CNI_NETWORK=nodeagent-conformance NODEAGENT_CNI_BRIDGE=naconf0
-export NODEAGENT_POD_SUBNET=10.234.0.0/24
-export NODEAGENT_CGROUP_PARENTS="k8s.io nodeagent-conformance kubepods"
+export NODEAGENT_CNI_NETWORK=conformance-$NODE NODEAGENT_CNI_BRIDGE=naconf$n
+export NODEAGENT_POD_SUBNET=10.234.$n.0/24
+export NODEAGENT_CGROUP_PARENTS=$cgroup_parent
 export NODEAGENT_CONTROLPLANE_DIR=$BASE/controlplane
 export NODEAGENT_SCHEDULER=1 NODEAGENT_CONTROLLERS='*'
-export NODE_NAME=conformance-node
+export NODE_NAME=conformance-$NODE
 # The node's address: the kubelet refuses a loopback one (127/8), and
 # nothing may listen on the machine's outside network, so it is a private
 # address added to the lo interface, which only this host reaches (this
 # kernel has no dummy interfaces).
-NODE_IP=10.235.255.1
+NODE_IP=10.235.255.$n
 
 die() {
   log "conformance: $*"
   exit 1
 }
 
-case $NODE in nodeagent | kubelet) ;; *) die "NODE must be nodeagent or kubelet, not $NODE" ;; esac
 ((EUID == 0)) || die "the node runs containers and manages cgroups: run this as root"
 
 node_pid=
@@ -68,6 +77,9 @@ stop_node() {
 }
 cleanup() {
   stop_node
+  # A node an interrupted run left behind: both run with their state
+  # under NODE_DIR, which their command lines name.
+  pkill -KILL -f -- "--root-dir=$NODE_DIR/" 2>/dev/null || true
   [[ ${CONFORMANCE_KEEP:-0} == 1 ]] && return 0
   hack/controlplane-down.sh --purge >/dev/null 2>&1 || true
   hack/containerd-down.sh >/dev/null 2>&1 || true
@@ -89,6 +101,7 @@ umount_below() {
 
 skip_regexp() {
   local skips=('\[Serial\]' '\[Disruptive\]' '\[Flaky\]' '\[Feature:') line
+  [[ ${CONFORMANCE_SLOW:-0} == 1 ]] || skips+=('\[Slow\]')
   while IFS= read -r line; do
     line=${line%%$'\t'*}
     [[ -z $line || $line == '#'* ]] || skips+=("$line")
@@ -167,7 +180,7 @@ start_nodeagent() {
   mkdir -p "$dir"
   setsid bin/nodeagent --kubeconfig="$KUBECONFIG_NODE" --node-name="$NODE_NAME" --node-ip="$NODE_IP" \
     --cri-endpoint="$CONTAINERD_ENDPOINT" --root-dir="$dir/root" --pod-log-dir="$NODE_DIR/pod-logs" \
-    --cgroup-root=/nodeagent-conformance --serve-address="127.0.0.1:$healthz" \
+    --cgroup-root=/$cgroup_parent --serve-address="127.0.0.1:$healthz" \
     --address="$NODE_IP" --port="$port" --client-ca-file="$CLUSTER_CA_CERT" \
     </dev/null >"$OUT/node.log" 2>&1 &
   node_pid=$!

@@ -25,6 +25,8 @@ BUILTIN_SKIPS = [
     (r"\[Flaky\]", "flaky upstream"),
     (r"\[Feature:", "an optional feature, not in the conformance profile"),
 ]
+if os.environ.get("CONFORMANCE_SLOW") != "1":
+    BUILTIN_SKIPS.append((r"\[Slow\]", "slow: minutes each (CONFORMANCE_SLOW=1 runs them)"))
 
 
 def skip_list():
