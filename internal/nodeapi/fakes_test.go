@@ -15,6 +15,7 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -29,7 +30,9 @@ type fakeRuntime struct {
 	status    runtime.PodStatus
 	streamURL *url.URL
 	logs      map[string]string // by container ID
-	execs     [][]string
+	// removedLogs: the newest log left by a removed container, by name.
+	removedLogs map[string]string
+	execs       [][]string
 }
 
 func (f *fakeRuntime) GetPodStatus(_ context.Context, uid types.UID) (*runtime.PodStatus, error) {
@@ -67,6 +70,15 @@ func (f *fakeRuntime) ReadLogs(_ context.Context, id string, _ *logs.LogOptions,
 	f.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("container %s: no log", id)
+	}
+	_, err := io.WriteString(stdout, text)
+	return err
+}
+
+func (f *fakeRuntime) ReadRemovedLogs(_ context.Context, _ *corev1.Pod, container string, previous bool, _ *logs.LogOptions, stdout, _ io.Writer) error {
+	text, ok := f.removedLogs[container]
+	if !ok || previous {
+		return runtime.ErrNoLog
 	}
 	_, err := io.WriteString(stdout, text)
 	return err

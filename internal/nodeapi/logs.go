@@ -34,6 +34,18 @@ func (s *Server) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := s.logContainer(r, pod, container, q.previous)
+	read := func(stdout, stderr io.Writer) error { return s.opts.Runtime.ReadLogs(r.Context(), id, &q.opts, stdout, stderr) }
+	if errors.As(err, new(noInstance)) {
+		// A finished pod's containers are removed, its logs kept: the
+		// kubelet serves them until the pod is deleted, and so do we.
+		read = func(stdout, stderr io.Writer) error {
+			return s.opts.Runtime.ReadRemovedLogs(r.Context(), pod, container, q.previous, &q.opts, stdout, stderr)
+		}
+		none := int64(0) // whether there is such a log, not its content
+		if s.opts.Runtime.ReadRemovedLogs(r.Context(), pod, container, q.previous, &logs.LogOptions{LimitBytes: &none}, io.Discard, io.Discard) == nil {
+			err = nil
+		}
+	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -46,12 +58,17 @@ func (s *Server) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 	case corev1.LogStreamStderr:
 		stdout = io.Discard
 	}
-	if err := s.opts.Runtime.ReadLogs(r.Context(), id, &q.opts, stdout, stderr); err != nil && !out.started && r.Context().Err() == nil {
+	if err := read(stdout, stderr); err != nil && !out.started && r.Context().Err() == nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	out.start() // an empty log is a 200 too
 }
+
+// noInstance: the runtime holds no instance of the container asked for.
+type noInstance string
+
+func (e noInstance) Error() string { return string(e) }
 
 // logContainer is the runtime ID of the container's current instance, or
 // of the one before it.
@@ -68,11 +85,11 @@ func (s *Server) logContainer(r *http.Request, pod *corev1.Pod, container string
 	}
 	switch {
 	case previous && len(instances) < 2:
-		return "", fmt.Errorf("previous terminated container %q in pod %q not found", container, pod.Name)
+		return "", noInstance(fmt.Sprintf("previous terminated container %q in pod %q not found", container, pod.Name))
 	case previous:
 		return instances[1].ID, nil
 	case len(instances) == 0:
-		return "", fmt.Errorf("container %q in pod %q is waiting to start", container, pod.Name)
+		return "", noInstance(fmt.Sprintf("container %q in pod %q is waiting to start", container, pod.Name))
 	}
 	return instances[0].ID, nil
 }

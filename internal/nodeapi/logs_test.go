@@ -67,6 +67,8 @@ func TestContainerLogs(t *testing.T) {
 		{"/containerLogs/default/web/app", 200, "now 1\nnow 2\n"},
 		{"/containerLogs/default/web/app?previous=true", 200, "before\n"},
 		{"/containerLogs/default/web/idle?previous=true", 400, "previous terminated container \"idle\" in pod \"web\" not found\n"},
+		{"/containerLogs/default/web/done", 200, "finished\n"},
+		{"/containerLogs/default/web/done?previous=true", 400, "previous terminated container \"done\" in pod \"web\" not found\n"},
 		{"/containerLogs/default/web/nope", 404, "container nope is not in pod default/web\n"},
 		{"/containerLogs/default/gone/app", 404, "pod default/gone does not exist\n"},
 		{"/containerLogs/default/web/app?tailLines=-1", 400, "tailLines=\"-1\": want an integer of at least 0\n"},

@@ -28,6 +28,7 @@ type Runtime interface {
 	PortForwardURL(ctx context.Context, uid types.UID) (*url.URL, error)
 	ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (runtime.ExecResult, error)
 	ReadLogs(ctx context.Context, id string, opts *logs.LogOptions, stdout, stderr io.Writer) error
+	ReadRemovedLogs(ctx context.Context, pod *corev1.Pod, container string, previous bool, opts *logs.LogOptions, stdout, stderr io.Writer) error
 	ContainerStats(ctx context.Context) ([]runtime.ContainerUsage, error)
 }
 

@@ -52,7 +52,7 @@ func newWorld(t *testing.T, backend http.Handler) *world {
 	w := &world{t: t, rv: &reviewer{}}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "uid-1"},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}, {Name: "idle"}}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}, {Name: "idle"}, {Name: "done"}}},
 		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
 	}
 	w.rt = &fakeRuntime{
@@ -62,6 +62,8 @@ func newWorld(t *testing.T, backend http.Handler) *world {
 			{ID: "idle-1", Name: "idle", State: runtime.ContainerStateExited},
 		}},
 		logs: map[string]string{"app-2": "now 1\nnow 2\n", "app-1": "before\n"},
+		// done: an instance the runtime removed, its log left behind.
+		removedLogs: map[string]string{"done": "finished\n"},
 	}
 	if backend != nil {
 		b := httptest.NewServer(backend)

@@ -17,6 +17,9 @@ var (
 	ErrImageNeverPull = errors.New("image may not be pulled")
 	// ErrImagePull: the image is absent and pulling it failed.
 	ErrImagePull = errors.New("image pull failed")
+	// ErrNoLog: the pod's log directory holds no log of the container
+	// instance asked for.
+	ErrNoLog = errors.New("no log of the container instance")
 	// ErrUnsupported: the pod asks for something this runtime layer does
 	// not provide (such as an environment variable from a Secret).
 	ErrUnsupported = errors.New("not supported")

@@ -75,6 +75,23 @@ func TestBinaryNodeAPI(t *testing.T) {
 		}
 	})
 
+	t.Run("logs of a pod that completed", func(t *testing.T) {
+		// The agent removes a finished pod's containers; its logs stay
+		// readable until the pod is deleted, as on the kubelet.
+		done := h.apiPodSpec("nodeapi-done", shContainer("once", `echo "done $((6*7))"`))
+		done.Spec.RestartPolicy = corev1.RestartPolicyNever
+		h.createAPIPod(done)
+		h.waitAPIPod(done.Name, "Succeeded", 60*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+		eventuallyTrue(t, "the completed container's log", 10*time.Second, func() (bool, string) {
+			out, err := pods.GetLogs(done.Name, &corev1.PodLogOptions{Container: "once"}).DoRaw(ctx)
+			return err == nil && string(out) == "done 42\n", fmt.Sprintf("%q, %v", out, err)
+		})
+		out, err := pods.GetLogs(done.Name, &corev1.PodLogOptions{Container: "once", Follow: true}).DoRaw(ctx)
+		if err != nil || string(out) != "done 42\n" {
+			t.Errorf("following the completed container's log: %q, %v; want it whole, then the end", out, err)
+		}
+	})
+
 	t.Run("logs with follow and timestamps", func(t *testing.T) {
 		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
