@@ -34,7 +34,9 @@ func (s *Server) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := s.logContainer(r, pod, container, q.previous)
-	read := func(stdout, stderr io.Writer) error { return s.opts.Runtime.ReadLogs(r.Context(), id, &q.opts, stdout, stderr) }
+	read := func(stdout, stderr io.Writer) error {
+		return s.opts.Runtime.ReadLogs(r.Context(), id, &q.opts, stdout, stderr)
+	}
 	if errors.As(err, new(noInstance)) {
 		// A finished pod's containers are removed, its logs kept: the
 		// kubelet serves them until the pod is deleted, and so do we.
