@@ -151,9 +151,9 @@ func (r *Runtime) checkContainerSecurity(pod *corev1.Pod, c *corev1.Container) e
 		return refuse(podField+"supplementalGroupsPolicy",
 			"is Strict, but the container runtime does not support it (it always merges the image's groups)")
 	}
-	if e.seLinux != nil && *e.seLinux != (corev1.SELinuxOptions{}) && !r.host.seLinux {
-		return refuse(e.seLinuxFrom, "is set, but SELinux is not enabled on this node")
-	}
+	// seLinuxOptions on a node without SELinux are not refused: there is
+	// nothing to label, the runtime drops them, and the kubelet runs such
+	// pods (the upstream conformance suite sets a level on most of its).
 	if p := e.appArmor; p != nil && p.Type != corev1.AppArmorProfileTypeUnconfined && !r.host.appArmor {
 		return refuse(e.appArmorFrom+".type", fmt.Sprintf("is %s, but AppArmor is not enabled on this node", p.Type))
 	}

@@ -144,8 +144,8 @@ func TestCheckPodSecurity(t *testing.T) {
 		{name: "supplementalGroupsPolicy Strict", pod: []func(*corev1.Pod){withPodSC(corev1.PodSecurityContext{SupplementalGroupsPolicy: &strict})},
 			want: `spec.securityContext.supplementalGroupsPolicy is Strict, but the container runtime does not support it`},
 		{name: "supplementalGroupsPolicy Merge", pod: []func(*corev1.Pod){withPodSC(corev1.PodSecurityContext{SupplementalGroupsPolicy: &merge})}},
-		{name: "seLinuxOptions, SELinux off", pod: []func(*corev1.Pod){withPodSC(corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Level: "s0:c1,c2"}})},
-			want: `container "app": spec.securityContext.seLinuxOptions is set, but SELinux is not enabled on this node`},
+		// As the kubelet: nothing to label, nothing refused.
+		{name: "seLinuxOptions, SELinux off", pod: []func(*corev1.Pod){withPodSC(corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Level: "s0:c1,c2"}})}},
 		{name: "seLinuxOptions, SELinux on", host: hostSecurity{seLinux: true},
 			pod: []func(*corev1.Pod){withSC(corev1.SecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Type: "spc_t"}})}},
 		{name: "empty seLinuxOptions mean nothing", pod: []func(*corev1.Pod){withSC(corev1.SecurityContext{SELinuxOptions: &corev1.SELinuxOptions{}})}},
