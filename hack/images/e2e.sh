@@ -6,7 +6,8 @@
 #   agnhost     the real agnhost (built from k8s.io/kubernetes by
 #               controlplane-build.sh) on the busybox root filesystem in
 #               place of alpine, with the user and group agnhost's image
-#               defines and the porter test certificate
+#               defines, the porter test certificate, and this machine's
+#               curl with its libraries (tests run curl in agnhost pods)
 #   busybox     Debian's static busybox
 #   kitten,     agnhost's test-webserver serving the images' own html files
 #   nautilus
@@ -38,6 +39,16 @@ shift
 
 log() { echo "e2e.sh: $*" >&2; }
 
+# add_program ROOTFS PATH: a dynamically linked program of this machine, at
+# the same path, with the loader and every library ldd names.
+add_program() {
+	local rootfs=$1 prog=$2 lib
+	install -D -m 0755 "$prog" "$rootfs$prog"
+	for lib in $(ldd "$prog" | grep -o '/[^ ]*'); do
+		[[ -e $rootfs$lib ]] || install -D -m 0755 "$lib" "$rootfs$lib"
+	done
+}
+
 # agnhost_rootfs DIR: agnhost on busybox, as agnhost's Dockerfile lays it out.
 agnhost_rootfs() {
 	local rootfs=$1
@@ -49,6 +60,7 @@ agnhost_rootfs() {
 	install -m 0644 "$KUBERNETES_SRC/test/images/agnhost/porter/localhost.key" "$rootfs/localhost.key"
 	echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$rootfs/etc/passwd"
 	printf '%s\n' 'user-defined-in-image:x:1000:' 'group-defined-in-image:x:50000:user-defined-in-image' >>"$rootfs/etc/group"
+	add_program "$rootfs" /usr/bin/curl
 }
 
 # build NAME REF: makes the image NAME (the last path element of REF, tag
