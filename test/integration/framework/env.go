@@ -46,7 +46,7 @@ type Env struct {
 	NodeMonitorGracePeriod time.Duration
 
 	auditLog string
-	pids     map[string]int // by component: containerd, etcd, kube-apiserver, kube-controller-manager
+	pids     map[string]process // by component: containerd, etcd, kube-apiserver, kube-controller-manager
 }
 
 // clientFor loads a kubeconfig written by controlplane-up.sh.

@@ -67,9 +67,9 @@ func Run(m *testing.M, env **Env) int {
 	if err := down(root); err != nil {
 		code = fail("tearing down: %v", err)
 	}
-	for name, pid := range e.pids {
-		if alive(pid) {
-			code = fail("%s (pid %d) still runs after teardown", name, pid)
+	for name, p := range e.pids {
+		if p.alive() {
+			code = fail("%s (pid %d) still runs after teardown", name, p.pid)
 		}
 	}
 	return code
@@ -126,9 +126,11 @@ func up(root string) (*Env, error) {
 		PauseImage:   ctrd["PAUSE_IMAGE"],
 		BusyboxImage: ctrd["BUSYBOX_IMAGE"],
 		LogRoot:      ctrd["CONTAINER_LOG_ROOT"],
-		pids:         map[string]int{},
+		pids:         map[string]process{},
 	}
-	e.pids["containerd"], _ = strconv.Atoi(ctrd["CONTAINERD_PID"])
+	if pid, err := strconv.Atoi(ctrd["CONTAINERD_PID"]); err == nil {
+		e.pids["containerd"] = processOf(pid)
+	}
 	cp, err := e.readControlPlaneEnv()
 	if err != nil {
 		return nil, err
@@ -166,7 +168,7 @@ func (e *Env) readControlPlaneEnv() (map[string]string, error) {
 		// A stopped component's PID is empty; the last one is kept, so the
 		// teardown check still covers it.
 		if pid, err := strconv.Atoi(cp[key]); err == nil {
-			e.pids[name] = pid
+			e.pids[name] = processOf(pid)
 		}
 	}
 	return cp, nil
@@ -218,6 +220,38 @@ func repoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// process is one process, known by its PID and its start time: a PID may
+// be reused by another process once this one has ended (a restarted
+// containerd's old PID, on a busy machine).
+type process struct {
+	pid   int
+	start string
+}
+
+// processOf is the process that has pid now.
+func processOf(pid int) process { return process{pid: pid, start: startTime(pid)} }
+
+// alive reports whether the process still runs.
+func (p process) alive() bool {
+	return alive(p.pid) && startTime(p.pid) == p.start
+}
+
+// startTime is the start time field of /proc/<pid>/stat, or "" if it
+// cannot be read.
+func startTime(pid int) string {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// The fields after the parenthesised command name: state is the
+	// first, starttime the 20th.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19]
 }
 
 // alive reports whether pid runs. A zombie does not count: a daemon started
