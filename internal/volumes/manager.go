@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/downward"
@@ -90,7 +91,7 @@ func (m *Manager) Setup(ctx context.Context, pod *corev1.Pod) (runtime.Container
 			path, err = m.setupAPIData(ctx, pod, v, kind)
 			apiData[v.Name] = true
 		} else {
-			path, err = m.setupVolume(pod.UID, v)
+			path, err = m.setupVolume(pod, v)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
@@ -136,11 +137,12 @@ func (m *Manager) Setup(ctx context.Context, pod *corev1.Pod) (runtime.Container
 	return mounts, nil
 }
 
-func (m *Manager) setupVolume(uid types.UID, v *corev1.Volume) (string, error) {
+func (m *Manager) setupVolume(pod *corev1.Pod, v *corev1.Volume) (string, error) {
+	uid := pod.UID
 	switch {
 	case v.EmptyDir != nil:
-		if v.EmptyDir.Medium != corev1.StorageMediumDefault {
-			return "", fmt.Errorf("volume %q: emptyDir medium %q: %w", v.Name, v.EmptyDir.Medium, ErrUnsupportedVolume)
+		if m := v.EmptyDir.Medium; m != corev1.StorageMediumDefault && m != corev1.StorageMediumMemory {
+			return "", fmt.Errorf("volume %q: emptyDir medium %q: %w", v.Name, m, ErrUnsupportedVolume)
 		}
 		if !isPathComponent(v.Name) {
 			return "", fmt.Errorf("volume %q: an emptyDir's name must name one directory: %w", v.Name, ErrInvalidMount)
@@ -154,11 +156,32 @@ func (m *Manager) setupVolume(uid types.UID, v *corev1.Volume) (string, error) {
 		if err := os.Chmod(path, 0o777); err != nil { // #nosec G302 -- see above: the umask must not decide it
 			return "", fmt.Errorf("volume %q: %w", v.Name, err)
 		}
+		if v.EmptyDir.Medium == corev1.StorageMediumMemory {
+			if err := mountTmpfs(path, memoryEmptyDirSize(pod, v, m.allocatableMemory())); err != nil {
+				return "", fmt.Errorf("volume %q: %w", v.Name, err)
+			}
+		}
 		return path, nil
 	case v.HostPath != nil:
 		return checkHostPath(v.Name, v.HostPath)
 	}
 	return "", fmt.Errorf("volume %q: only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes are set up: %w", v.Name, ErrUnsupportedVolume)
+}
+
+// allocatableMemory is the node's allocatable memory, or nil if unknown
+// (standalone, or not read yet).
+func (m *Manager) allocatableMemory() *resource.Quantity {
+	if m.allocatable == nil {
+		return nil
+	}
+	list, err := m.allocatable()
+	if err != nil {
+		return nil
+	}
+	if q, ok := list[corev1.ResourceMemory]; ok {
+		return &q
+	}
+	return nil
 }
 
 // resolveMount maps a volumeMount onto its volume's host path; a subPath

@@ -175,7 +175,7 @@ func TestSetupErrors(t *testing.T) {
 		wantErr error
 	}{
 		{"configMap volume", podWith([]corev1.Volume{{Name: "cm", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}}}), ErrUnsupportedVolume},
-		{"memory emptyDir", podWith([]corev1.Volume{{Name: "m", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}}), ErrUnsupportedVolume},
+		{"hugepages emptyDir", podWith([]corev1.Volume{{Name: "m", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumHugePages}}}}), ErrUnsupportedVolume},
 		{"mount of an unknown volume", podWith(nil, corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "nope", MountPath: "/x"}}}), ErrInvalidMount},
 		{"subPath escaping the volume", podWith([]corev1.Volume{emptyDir("e")}, corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "e", MountPath: "/x", SubPath: "../../etc"}}}), ErrInvalidMount},
 		{"absolute subPath", podWith([]corev1.Volume{emptyDir("e")}, corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "e", MountPath: "/x", SubPath: "/etc"}}}), ErrInvalidMount},
