@@ -192,7 +192,7 @@ func (m *Manager) startLocked(pod *corev1.Pod, c *corev1.Container, st *runtime.
 			container: c.Name, containerID: st.ID, ports: c.Ports, hostNetwork: pod.Spec.HostNetwork,
 		},
 		hasStartup: c.StartupProbe != nil, startedAt: st.StartedAt,
-		grace: graceFor(pod, p), cancel: cancel,
+		grace: graceFor(pod, p), cancel: cancel, wake: make(chan struct{}, 1),
 	}
 	if m.workers[pod.UID] == nil {
 		m.workers[pod.UID] = map[workerKey]*worker{}
@@ -300,6 +300,16 @@ func (m *Manager) set(w *worker, r Result, msg string) bool {
 		return false
 	}
 	m.results[key] = r
+	if w.kind == Startup && r == Success {
+		// The container is ready as soon as its readiness probe says so,
+		// not a readiness period later, as under the kubelet.
+		if rw := m.workers[w.uid][workerKey{container: w.target.container, kind: Readiness}]; rw != nil && rw.target.containerID == w.target.containerID {
+			select {
+			case rw.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
 	if r == Failure && w.kind != Readiness {
 		m.noteKillLocked(w.uid, Kill{
 			Container: w.target.container, ContainerID: w.target.containerID, Grace: w.grace,

@@ -206,6 +206,28 @@ func TestInitialDelayAndPeriod(t *testing.T) {
 	e.tick(time.Second, 1, 1)
 }
 
+// A readiness probe held back by a startup probe runs as soon as the
+// startup probe passes, not a readiness period later.
+func TestReadinessRunsWhenStartupPasses(t *testing.T) {
+	e := newEnv(t)
+	pod := probedPod(corev1.Container{StartupProbe: execProbe(1, 1, 3), ReadinessProbe: execProbe(30, 1, 1)})
+	e.exec.script["c1"] = []int{1} // the first startup probe fails, later ones pass
+	e.m.Sync(pod, running(pod, "c1", e.clock.Now()))
+	e.probes(1)
+	e.tick(time.Second, 1, 2) // the startup probe passes, 29 s before the readiness period ends
+	if got := e.probes(1); got[0] != "c1" {
+		t.Fatalf("probed %v", got)
+	}
+	kinds := map[Kind]Result{}
+	for range 2 {
+		u := e.update()
+		kinds[u.Kind] = u.Result
+	}
+	if kinds[Startup] != Success || kinds[Readiness] != Success || !e.m.Ready("c1") {
+		t.Fatalf("updates %v, ready %v: want startup and readiness passed", kinds, e.m.Ready("c1"))
+	}
+}
+
 func TestStartupHoldsBackLivenessThenKillsWithItsGrace(t *testing.T) {
 	e := newEnv(t)
 	startup := execProbe(1, 1, 2)

@@ -25,6 +25,9 @@ type worker struct {
 	startedAt  time.Time
 	grace      int64
 	cancel     context.CancelFunc
+	// wake makes it probe at once instead of at the end of its wait: a
+	// readiness probe held back by a startup probe that has just passed.
+	wake chan struct{}
 
 	// last is the newest outcome, streak how many in a row it has been.
 	last   Result
@@ -35,7 +38,7 @@ type worker struct {
 }
 
 // run probes at the end of the initial delay (at once if it has passed),
-// then every period.
+// then every period, and whenever it is woken.
 func (w *worker) run(ctx context.Context) {
 	wait := w.startedAt.Add(time.Duration(w.spec.InitialDelaySeconds) * time.Second).Sub(w.m.clock.Now())
 	period := time.Duration(w.spec.PeriodSeconds) * time.Second
@@ -50,6 +53,8 @@ func (w *worker) run(ctx context.Context) {
 				t.Stop()
 				return
 			case <-t.C():
+			case <-w.wake:
+				t.Stop()
 			}
 		} else if ctx.Err() != nil {
 			return
