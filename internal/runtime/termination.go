@@ -107,43 +107,46 @@ func within(dir, path string) bool {
 	return dir != "" && path != "" && strings.HasPrefix(filepath.Clean(path), filepath.Clean(dir)+string(filepath.Separator))
 }
 
-func openNoFollow(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0) // #nosec G304 -- a path beneath the agent's own directories (within)
+// openNoFollow opens a file to read, never through a symlink, and tells
+// its size.
+func openNoFollow(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0) // #nosec G304 -- a path beneath the agent's own directories (within)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
 }
 
 // readLast reads the last limit bytes of a file.
 func readLast(path string, limit int64) ([]byte, error) {
-	f, err := openNoFollow(path)
+	f, size, err := openNoFollow(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	off := max(fi.Size()-limit, 0)
-	return io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
+	off := max(size-limit, 0)
+	return io.ReadAll(io.NewSectionReader(f, off, size-off))
 }
 
 // logTail is what the last lines of a CRI log file ("<time> <stream>
 // <tag> <content>" lines, tag P for a partial line) said, at most its last
 // limit bytes: what `kubectl logs --tail` would show of them.
 func logTail(path string, lines, limit int) ([]byte, error) {
-	f, err := openNoFollow(path)
+	f, size, err := openNoFollow(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	// Read back from the end in blocks until lines+1 newlines are in
 	// (the last line's own among them), or the whole file.
 	const block = 16 * 1024
 	var data []byte
-	end := fi.Size()
+	end := size
 	for end > 0 && bytes.Count(data, []byte{'\n'}) <= lines {
 		start := max(end-block, 0)
 		buf := make([]byte, end-start)
