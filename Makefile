@@ -37,6 +37,7 @@ run:
 
 # The upstream [NodeConformance] e2e tests against nodeagent (NODE=kubelet:
 # against the upstream kubelet) on a private containerd and control plane
-# (needs root; the first run builds the e2e suite, about N minutes).
+# (needs root; a run takes about 30 minutes, and the first one builds the
+# e2e suite first: about 22 minutes more on two shared cores).
 conformance:
 	hack/conformance.sh
