@@ -89,7 +89,7 @@ cleanup() {
 }
 
 node_address_up() {
-  ip addr add "$NODE_IP/32" dev lo
+  ip addr replace "$NODE_IP/32" dev lo
 }
 
 # umount_below DIR: what a node left mounted under DIR (volumes, subpaths).
