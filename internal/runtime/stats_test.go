@@ -8,13 +8,7 @@ import (
 )
 
 func TestContainerStats(t *testing.T) {
-	w := newWorld(t)
-	pod := newPod()
-	w.mustSync(pod)
-	st, err := w.rt.GetPodStatus(context.Background(), pod.UID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, pod, st := syncedPod(t)
 	id := st.LatestContainer("app").ID
 	w.cri.Lock()
 	labels := w.cri.Containers[id].GetLabels()

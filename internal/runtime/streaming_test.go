@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr/testr"
+	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-client/pkg/logs"
 )
@@ -36,13 +37,7 @@ func (s *streamer) PortForward(_ context.Context, req *runtimeapi.PortForwardReq
 }
 
 func TestStreamURLs(t *testing.T) {
-	w := newWorld(t)
-	pod := newPod()
-	w.mustSync(pod)
-	st, err := w.rt.GetPodStatus(context.Background(), pod.UID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, pod, st := syncedPod(t)
 	app := st.LatestContainer("app")
 	s := &streamer{recorder: w.cri, url: "http://127.0.0.1:4444/exec/abc"}
 	rt := newRuntime(Options{Endpoint: "unix:///fake.sock", LogRoot: w.logRoot, CgroupFS: w.cgroupFS, Logger: testr.New(t), Clock: w.clock}, s, w.images)
@@ -75,13 +70,7 @@ func TestStreamURLs(t *testing.T) {
 }
 
 func TestReadLogs(t *testing.T) {
-	w := newWorld(t)
-	pod := newPod()
-	w.mustSync(pod)
-	st, err := w.rt.GetPodStatus(context.Background(), pod.UID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, _, st := syncedPod(t)
 	id := st.LatestContainer("app").ID
 	path := filepath.Join(t.TempDir(), "0.log")
 	lines := "2026-01-02T03:04:05.000000001Z stdout F one\n" +
@@ -114,4 +103,17 @@ func TestReadLogs(t *testing.T) {
 	if err := w.rt.ReadLogs(context.Background(), "nope", &logs.LogOptions{}, &all, &all); err == nil {
 		t.Error("the log of an unknown container: no error")
 	}
+}
+
+// syncedPod is a world with the default pod synced, and its status.
+func syncedPod(t *testing.T) (*world, *corev1.Pod, *PodStatus) {
+	t.Helper()
+	w := newWorld(t)
+	pod := newPod()
+	w.mustSync(pod)
+	st, err := w.rt.GetPodStatus(context.Background(), pod.UID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, pod, st
 }
