@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
-	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/staging/config"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -317,10 +316,15 @@ func TestCompletedPodNeverRunsAgainAfterARestart(t *testing.T) {
 	if info.Status.Phase != corev1.PodSucceeded || !info.Restored {
 		t.Fatalf("after the restart: phase %s restored %v, want Succeeded and restored", info.Status.Phase, info.Restored)
 	}
-	cs := info.Status.ContainerStatuses
-	if len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.ExitCode != 0 || cs[0].State.Terminated.Reason != "Completed" ||
-		!strings.Contains(cs[0].State.Terminated.Message, status.MessageLastObserved) {
-		t.Fatalf("container status after the restart: %+v, want terminated 0 Completed, marked as last observed", cs)
+	recs, _ := store.List()
+	if len(recs) != 1 || recs[0].Final == nil {
+		t.Fatalf("checkpoint records %+v, want the pod's with its final status", recs)
+	}
+	if diff := cmp.Diff(recs[0].Final.ContainerStatuses, info.Status.ContainerStatuses); diff != "" {
+		t.Fatalf("container statuses after the restart differ from the checkpointed final ones (-final +now):\n%s", diff)
+	}
+	if cs := info.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.Reason != "Completed" {
+		t.Fatalf("container status after the restart: %+v, want terminated Completed", cs)
 	}
 	if got := checkpointed(t, store); got[done.UID] != checkpoint.Terminated {
 		t.Errorf("checkpoint = %v, want the pod kept as terminated", got)

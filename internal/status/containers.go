@@ -71,26 +71,15 @@ func containerStatuses(specs []corev1.Container, rs *runtime.PodStatus, reasons 
 	return out
 }
 
-// MessageLastObserved marks a container state the runtime no longer
-// holds, reported as it was last observed.
-const MessageLastObserved = "last observed state: the runtime no longer holds this container"
-
 // lastTerminated returns the named container's previous status if it was
-// terminated, its message saying where it comes from.
+// terminated: once the runtime no longer holds a container (the agent
+// removed it after the pod finished, maybe before a restart), it ended as
+// last observed, its message unchanged (it is the container's own).
 func lastTerminated(prev []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
 	for i := range prev {
-		if prev[i].Name != name || prev[i].State.Terminated == nil {
-			continue
+		if prev[i].Name == name && prev[i].State.Terminated != nil {
+			return prev[i].DeepCopy()
 		}
-		cs := *prev[i].DeepCopy()
-		t := cs.State.Terminated
-		switch {
-		case t.Message == "":
-			t.Message = MessageLastObserved
-		case !strings.Contains(t.Message, MessageLastObserved):
-			t.Message += " (" + MessageLastObserved + ")"
-		}
-		return &cs
 	}
 	return nil
 }

@@ -58,6 +58,13 @@ func Generate(in Input) corev1.PodStatus {
 	if prev == nil {
 		prev = &corev1.PodStatus{}
 	}
+	if final(prev.Phase) && len(rs.Sandboxes) == 0 && len(rs.Containers) == 0 {
+		// The pod completed and its containers were removed (an agent
+		// restarted on its checkpointed final status): nothing new can be
+		// learned of it, and the containers' messages are theirs, kept
+		// as they ended.
+		return *prev.DeepCopy()
+	}
 	reasons := waitingReasons(in.Result, in.Err)
 	podWide := podWideReason(in.Result, in.Err)
 
@@ -76,10 +83,10 @@ func Generate(in Input) corev1.PodStatus {
 	}
 
 	st.Phase = podPhase(pod, st.InitContainerStatuses, st.ContainerStatuses, in.Terminal)
-	if prev.Phase == corev1.PodSucceeded || prev.Phase == corev1.PodFailed {
+	if final(prev.Phase) {
 		st.Phase = prev.Phase
 	}
-	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
+	if final(st.Phase) {
 		for i := range st.ContainerStatuses {
 			st.ContainerStatuses[i].Ready = false
 		}
@@ -146,3 +153,8 @@ func podWideReason(res *runtime.SyncResult, err error) *waiting {
 }
 
 type waiting struct{ reason, message string }
+
+// final reports whether a pod in this phase runs nothing more, ever.
+func final(p corev1.PodPhase) bool {
+	return p == corev1.PodSucceeded || p == corev1.PodFailed
+}

@@ -299,3 +299,30 @@ func TestGenerateVolumesNotReady(t *testing.T) {
 		t.Errorf("once the volumes are set up: condition = %+v, want True without reason", c)
 	}
 }
+
+// Once a finished pod's containers are removed (all of them, or some: an
+// agent stopped while it removed them), its status is what it ended with:
+// the containers' own messages unchanged, its IPs kept.
+func TestGenerateAfterTheContainersAreRemoved(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyNever, nil, "a", "b")
+	a, b := exited("a", "c1", 0, 0), exited("b", "c2", 3, 0)
+	a.Message, b.Message = `{"result": 42}`, ""
+	rs := &runtime.PodStatus{ID: pod.UID, IPs: []string{"10.1.0.5"}, Sandboxes: readySandbox(), Containers: []runtime.ContainerStatus{a, b}}
+	final := Generate(Input{Pod: pod, Runtime: rs, Terminal: true, Now: now})
+	if final.Phase != corev1.PodFailed || final.PodIP != "10.1.0.5" {
+		t.Fatalf("final status: phase %s IP %q, want Failed with 10.1.0.5", final.Phase, final.PodIP)
+	}
+
+	later := now.Add(time.Hour)
+	if got := Generate(Input{Pod: pod, Runtime: &runtime.PodStatus{ID: pod.UID}, Terminal: true, Previous: &final, Now: later}); !cmp.Equal(got, final) {
+		t.Errorf("with nothing left in the runtime (-final +got):\n%s", cmp.Diff(final, got))
+	}
+	partial := &runtime.PodStatus{ID: pod.UID, Sandboxes: readySandbox(), Containers: []runtime.ContainerStatus{b}}
+	got := Generate(Input{Pod: pod, Runtime: partial, Terminal: true, Previous: &final, Now: later})
+	if diff := cmp.Diff(final.ContainerStatuses, got.ContainerStatuses); diff != "" {
+		t.Errorf("with one container left in the runtime: container statuses (-final +got):\n%s", diff)
+	}
+	if got.Phase != corev1.PodFailed {
+		t.Errorf("with one container left: phase %s, want Failed", got.Phase)
+	}
+}
