@@ -20,6 +20,9 @@ const (
 	eventFailed  = "Failed"
 	// Unhealthy: a probe started failing (once per change, not per probe).
 	eventUnhealthy = "Unhealthy"
+	// ProbeWarning: a probe succeeded with a warning (once per container
+	// instance and warning).
+	eventProbeWarning = "ProbeWarning"
 )
 
 // podEvents records what happens to pods as Kubernetes events. A nil
@@ -84,6 +87,14 @@ func (e *podEvents) unhealthy(pod *corev1.Pod, container, probe, message string)
 		return
 	}
 	e.rec.Eventf(e.ref(pod), corev1.EventTypeWarning, eventUnhealthy, "%s probe of container %s failed: %s", probe, container, message)
+}
+
+// probeWarning records a probe's success that carried a warning.
+func (e *podEvents) probeWarning(pod *corev1.Pod, container, probe, message string) {
+	if e == nil || e.rec == nil {
+		return
+	}
+	e.rec.Eventf(e.ref(pod), corev1.EventTypeWarning, eventProbeWarning, "%s probe of container %s warning: %s", probe, container, message)
 }
 
 // imageOf is the image of the pod's container name.

@@ -89,6 +89,11 @@ func (l *syncLoop) probeChanged(u prober.Update) {
 	if !ok {
 		return
 	}
+	if u.Warning {
+		l.timeline.Record(u.PodUID, timeline.KindProbe, "%s probe of %q succeeded with a warning: %s", u.Kind, u.Container, u.Message)
+		l.podEvents.probeWarning(pod, u.Container, u.Kind.String(), u.Message)
+		return // its result did not change
+	}
 	if u.Result == prober.Failure {
 		l.timeline.Record(u.PodUID, timeline.KindProbe, "%s probe of %q failed: %s", u.Kind, u.Container, u.Message)
 		l.podEvents.unhealthy(pod, u.Container, u.Kind.String(), u.Message)

@@ -42,7 +42,7 @@ func (m *Manager) RunHook(ctx context.Context, h *corev1.LifecycleHandler, pod *
 	default:
 		return fmt.Errorf("%w: the hook has no exec, httpGet or sleep action", ErrHookFailed)
 	}
-	if r != Success {
+	if r != Success && r != successWithWarning {
 		return fmt.Errorf("%w: %s", ErrHookFailed, msg)
 	}
 	return nil

@@ -15,7 +15,11 @@ import (
 
 func TestRunHook(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/drain" {
+		switch r.URL.Path {
+		case "/drain":
+		case "/away":
+			http.Redirect(w, r, "http://0.0.0.0/", http.StatusFound)
+		default:
 			http.NotFound(w, r)
 		}
 	}))
@@ -39,6 +43,7 @@ func TestRunHook(t *testing.T) {
 		{name: "exec exits 0", hook: corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"x"}}}, id: "good", timeout: time.Second},
 		{name: "exec exits 2", hook: corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"x"}}}, id: "bad", timeout: time.Second, fails: true},
 		{name: "httpGet 200", hook: corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/drain", Port: intstr.FromInt32(port), Host: "127.0.0.1"}}, timeout: time.Second},
+		{name: "httpGet redirected to another host", hook: corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/away", Port: intstr.FromInt32(port), Host: "127.0.0.1"}}, timeout: time.Second},
 		{name: "httpGet 404", hook: corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/nope", Port: intstr.FromInt32(port), Host: "127.0.0.1"}}, timeout: time.Second, fails: true},
 		{name: "sleep", hook: corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}, timeout: 5 * time.Second, atLeast: time.Second},
 		{name: "sleep cut short by the timeout", hook: corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 30}}, timeout: 100 * time.Millisecond, atLeast: 100 * time.Millisecond},

@@ -26,7 +26,7 @@ const userAgent = "kube-probe/nodeagent"
 // probeHTTP gets the URL the action names. A status from 200 to 399 is a
 // success. As the kubelet does, it follows redirects to the same host (at
 // most maxRedirects) and stops at one to another host, which counts as a
-// success with a warning in the message; it does not verify certificates
+// success with a warning; it does not verify certificates
 // and uses no proxy and no kept-alive connection.
 func probeHTTP(ctx context.Context, a *corev1.HTTPGetAction, t target, podIP string, timeout time.Duration) (Result, string) {
 	port, err := resolvePort(a.Port, t.ports)
@@ -75,15 +75,19 @@ func probeHTTP(ctx context.Context, a *corev1.HTTPGetAction, t target, podIP str
 		return Failure, err.Error()
 	}
 	defer func() { _ = resp.Body.Close() }() // a read-only body
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxOutput))
 	code := resp.StatusCode
-	switch {
-	case code >= 300 && code < 400:
-		return Success, fmt.Sprintf("warning: the probe stopped at a redirect to another host (%d, %s)", code, resp.Header.Get("Location"))
-	case code >= 200 && code < 400:
-		return Success, bounded(body)
+	if code < 200 || code >= 400 {
+		// The status code says why; the body is the application's, and
+		// may say what a probe's failure message (in events, in the
+		// pod's status) must not.
+		return Failure, fmt.Sprintf("HTTP probe failed with statuscode: %d", code)
 	}
-	return Failure, fmt.Sprintf("HTTP probe failed with statuscode: %d: %s", code, bounded(body))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxOutput))
+	if code >= 300 {
+		// The words the kubelet's warning has, which tools look for.
+		return successWithWarning, "Probe terminated redirects, Response body: " + bounded(body)
+	}
+	return Success, bounded(body)
 }
 
 // probeClient is shared by every HTTP probe: it holds no connection

@@ -3,6 +3,9 @@ package prober
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
@@ -309,4 +313,40 @@ func TestLivenessFailureHoldsUntilReplaced(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("%d pods still have workers", n)
 	}
+}
+
+// An HTTP probe that stops at a redirect to another host succeeds, and
+// says so once as a warning, not at every period.
+func TestRedirectAwayWarnsOnce(t *testing.T) {
+	hits := make(chan struct{}, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits <- struct{}{}
+		http.Redirect(w, r, "http://0.0.0.0/", http.StatusFound)
+	}))
+	defer srv.Close()
+	e := newEnv(t)
+	p := &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Host: "127.0.0.1", Port: intstr.FromInt32(int32(serverPort(t, srv)))}},
+		PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1,
+	}
+	pod := probedPod(corev1.Container{LivenessProbe: p})
+	e.m.Sync(pod, running(pod, "c1", e.clock.Now()))
+
+	hit := func() {
+		t.Helper()
+		select {
+		case <-hits:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the probe did not reach the server")
+		}
+	}
+	hit()
+	if u := e.update(); !u.Warning || u.Result != Success || !strings.Contains(u.Message, "Probe terminated redirects") {
+		t.Fatalf("first update %+v, want a warning of the terminated redirect", u)
+	}
+	e.noUpdate() // a liveness probe starts out successful: no change
+	e.waitFor(1)
+	e.clock.Step(time.Second)
+	hit()
+	e.noUpdate()
 }

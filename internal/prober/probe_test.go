@@ -41,7 +41,7 @@ func TestHTTPProbe(t *testing.T) {
 			gotHeader, gotHost, gotAgent = r.Header.Get("X-Probe"), r.Host, r.UserAgent()
 			_, _ = w.Write([]byte("fine"))
 		case "/bad":
-			http.Error(w, "broken", http.StatusServiceUnavailable)
+			http.Error(w, "broken: secret=hunter2", http.StatusServiceUnavailable)
 		case "/same":
 			http.Redirect(w, r, "/bad", http.StatusFound)
 		case "/away":
@@ -66,7 +66,7 @@ func TestHTTPProbe(t *testing.T) {
 		{"/ok", intstr.FromInt32(int32(port)), Success, "fine"},
 		{"/bad", intstr.FromInt32(int32(port)), Failure, "statuscode: 503"},
 		{"/same", intstr.FromInt32(int32(port)), Failure, "statuscode: 503"}, // followed to /bad
-		{"/away", intstr.FromInt32(int32(port)), Success, "warning"},
+		{"/away", intstr.FromInt32(int32(port)), successWithWarning, "Probe terminated redirects, Response body: <a href="},
 		{"/loop", intstr.FromInt32(int32(port)), Failure, "stopped after 10 redirects"},
 		{"/hang", intstr.FromInt32(int32(port)), Failure, "no answer within 1s"},
 		{"/ok", intstr.FromString("nope"), Failure, `no port named "nope"`},
@@ -76,6 +76,9 @@ func TestHTTPProbe(t *testing.T) {
 		r, msg := probeHTTP(context.Background(), a, tgt, "127.0.0.1", time.Second)
 		if r != tc.want || !strings.Contains(msg, tc.message) {
 			t.Errorf("GET %s port %v = %v %q, want %v containing %q", tc.path, tc.port, r, msg, tc.want, tc.message)
+		}
+		if r == Failure && strings.Contains(msg, "hunter2") {
+			t.Errorf("GET %s: the failure's message %q carries the response body", tc.path, msg)
 		}
 	}
 	if gotHeader != "yes" || gotHost != "example.test" || !strings.HasPrefix(gotAgent, "kube-probe/") {

@@ -34,6 +34,10 @@ const (
 	Unknown Result = iota
 	Success
 	Failure
+	// successWithWarning is a probe's success that deserves a word (an
+	// HTTP probe stopped at a redirect to another host): it counts as a
+	// Success, and its message is reported as a warning.
+	successWithWarning
 )
 
 func (r Result) String() string {
@@ -55,6 +59,10 @@ type Update struct {
 	Result      Result
 	// Message is the last probe's output or error, bounded.
 	Message string
+	// Warning: the update is no change of Result but a warning the
+	// probe's success carried, in Message; reported once per instance
+	// and message, not at every period.
+	Warning bool
 }
 
 // Kill is a container instance whose liveness or startup probe failed:

@@ -35,6 +35,8 @@ type worker struct {
 	// onHold: it failed for good (liveness, startup); the instance awaits
 	// its kill, and nothing more is probed.
 	onHold bool
+	// warned is the last warning reported for this instance.
+	warned string
 }
 
 // run probes at the end of the initial delay (at once if it has passed),
@@ -81,6 +83,10 @@ func (w *worker) step(ctx context.Context) {
 	if ctx.Err() != nil {
 		return // ended meanwhile: the outcome may be the end's doing
 	}
+	if r == successWithWarning {
+		w.warn(ctx, msg)
+		r = Success
+	}
 	w.m.metrics.observe(w, r, w.m.clock.Since(began))
 	if r == w.last {
 		w.streak++
@@ -104,6 +110,21 @@ func (w *worker) step(ctx context.Context) {
 		"probe", w.kind, "result", r, "message", msg)
 	select {
 	case w.m.updates <- Update{PodUID: w.uid, Container: w.target.container, ContainerID: w.target.containerID, Kind: w.kind, Result: r, Message: msg}:
+	case <-ctx.Done():
+	}
+}
+
+// warn reports a warning the probe's success carried, unless it is the
+// one reported last: a probe that warns at every period says it once.
+func (w *worker) warn(ctx context.Context, msg string) {
+	if msg == w.warned {
+		return
+	}
+	w.warned = msg
+	w.m.log.V(2).Info("Probe succeeded with a warning", "pod", w.namespace+"/"+w.pod, "container", w.target.container,
+		"probe", w.kind, "warning", msg)
+	select {
+	case w.m.updates <- Update{PodUID: w.uid, Container: w.target.container, ContainerID: w.target.containerID, Kind: w.kind, Result: Success, Message: msg, Warning: true}:
 	case <-ctx.Done():
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -216,4 +217,63 @@ next:
 		sum += v
 	}
 	return sum
+}
+
+// TestBinaryProbeMessages: an HTTP liveness probe that stops at a redirect
+// to another host succeeds (the container is never restarted) and says so
+// in a ProbeWarning event with the kubelet's words; a failing HTTP probe's
+// event carries the status code, never the response body.
+func TestBinaryProbeMessages(t *testing.T) {
+	h := newConnectedAgent(t)
+	waitNode(t, "Ready", 30*time.Second, isReady)
+	cgi := func(name, status, location, body string) corev1.Container {
+		port := freePort(t)
+		script := fmt.Sprintf(`mkdir -p /tmp/www/cgi-bin && printf '#!/bin/sh\necho "Status: %s"\n%secho\necho %s\n' > /tmp/www/cgi-bin/p && `+
+			`chmod +x /tmp/www/cgi-bin/p && busybox httpd -f -p 127.0.0.1:%d -h /tmp/www`, status, location, body, port)
+		c := shContainer(name, script)
+		c.Ports = []corev1.ContainerPort{{ContainerPort: port}}
+		return c
+	}
+	away := cgi("away", "302 Found", `echo "Location: http://0.0.0.0/"\n`, "moved-elsewhere")
+	away.LivenessProbe = &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Host: "127.0.0.1", Path: "/cgi-bin/p", Port: intstr.FromInt32(away.Ports[0].ContainerPort)}},
+		PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1,
+	}
+	broken := cgi("broken", "500 Internal Server Error", "", "secret-token-4711")
+	broken.ReadinessProbe = &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Host: "127.0.0.1", Path: "/cgi-bin/p", Port: intstr.FromInt32(broken.Ports[0].ContainerPort)}},
+		PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1,
+	}
+	pod := h.apiPodSpec("probe-msg", away, broken)
+	h.createAPIPod(pod)
+
+	sel := func(reason string) string {
+		return "involvedObject.kind=Pod,involvedObject.name=" + pod.Name + ",reason=" + reason
+	}
+	warning := waitEvent(t, pod.Namespace, sel("ProbeWarning"))
+	if want := "Probe terminated redirects, Response body: moved-elsewhere"; !strings.Contains(warning.Message, want) || warning.Type != corev1.EventTypeWarning {
+		t.Errorf("ProbeWarning event: %s %q, want a warning containing %q", warning.Type, warning.Message, want)
+	}
+	unhealthy := waitEvent(t, pod.Namespace, sel("Unhealthy"))
+	if !strings.Contains(unhealthy.Message, "statuscode: 500") || strings.Contains(unhealthy.Message, "secret-token-4711") {
+		t.Errorf("Unhealthy event %q: want the status code 500, never the body", unhealthy.Message)
+	}
+	// Liveness probes every second for a few more: the redirect never
+	// restarts the container, and the warning is said once.
+	time.Sleep(4 * time.Second)
+	p := h.waitAPIPod(pod.Name, "listed", 5*time.Second, func(p *corev1.Pod) bool { return p != nil && len(p.Status.ContainerStatuses) == 2 })
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.RestartCount != 0 {
+			t.Errorf("container %s restarted %d times, want never", cs.Name, cs.RestartCount)
+		}
+	}
+	evs, err := env.AdminClient.CoreV1().Events(pod.Namespace).List(context.Background(), metav1.ListOptions{FieldSelector: sel("ProbeWarning")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs.Items) != 1 || evs.Items[0].Count > 1 {
+		t.Errorf("ProbeWarning events %+v, want one, counted once: the same warning is said once per container", evs.Items)
+	}
 }
