@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -24,11 +25,13 @@ func checkScheme(u *url.URL) error {
 }
 
 // redirectPolicy is the HTTP source's http.Client CheckRedirect: it
-// follows at most maxRedirects redirects, only to http and https URLs, and
-// sends the configured headers and the URL's userinfo only to the server
-// the URL names. Once a redirect leaves that server (another host or port,
-// or from https down to http) they are dropped for the rest of the chain,
-// so that a server cannot forward the credentials elsewhere. next, the
+// follows at most maxRedirects redirects, only to http and https URLs,
+// never from https down to http (the manifest, and what the request
+// carries, would travel in the clear), and sends the configured headers,
+// the URL's userinfo and the Referer (the previous URL, query and all)
+// only to the server the URL names. Once a redirect leaves that server
+// (another host or port) they are dropped for the rest of the chain, so
+// that a server cannot forward the credentials elsewhere. next, the
 // client's own policy, if any, runs after.
 func redirectPolicy(header http.Header, next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
@@ -37,6 +40,9 @@ func redirectPolicy(header http.Header, next func(*http.Request, []*http.Request
 		}
 		if err := checkScheme(req.URL); err != nil {
 			return fmt.Errorf("redirect to %s: %w", redactURL(req.URL), err)
+		}
+		if req.URL.Scheme == "http" && slices.ContainsFunc(via, func(hop *http.Request) bool { return hop.URL.Scheme == "https" }) {
+			return fmt.Errorf("redirect to %s refused: it leaves https for http", redactURL(req.URL))
 		}
 		left := !sameServer(via[0].URL, req.URL)
 		for _, hop := range via[1:] {
@@ -47,6 +53,7 @@ func redirectPolicy(header http.Header, next func(*http.Request, []*http.Request
 				req.Header.Del(name)
 			}
 			req.Header.Del("Authorization")
+			req.Header.Del("Referer")
 			req.URL.User = nil
 		}
 		if next != nil {
@@ -58,7 +65,8 @@ func redirectPolicy(header http.Header, next func(*http.Request, []*http.Request
 
 // sameServer tells whether a request to b goes to the server the
 // credentials for a were given for: the same host name and port, or an
-// upgrade from http to https on the same host name.
+// upgrade from http to https on the same host name (the policy refuses
+// the way down).
 func sameServer(a, b *url.URL) bool {
 	if !strings.EqualFold(a.Hostname(), b.Hostname()) {
 		return false

@@ -217,6 +217,49 @@ func TestHTTPSourceKeepsCredentialsOnTheirServer(t *testing.T) {
 	})
 }
 
+// TestHTTPSourceRedirectsLeakNothing: a redirect that leaves the URL's
+// server carries no Referer (the URL, query and all, may hold a token),
+// and a redirect from https down to http is refused.
+func TestHTTPSourceRedirectsLeakNothing(t *testing.T) {
+	var mu sync.Mutex
+	var referers []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		referers = append(referers, r.URL.Path+" Referer="+r.Header.Get("Referer"))
+		mu.Unlock()
+		if r.URL.Path == "/moved" {
+			serveManifest(w, r)
+			return
+		}
+		redirectTo("/moved")(w, r)
+	}))
+	t.Cleanup(other.Close)
+	first := start(t, &recordingServer{next: redirectTo(other.URL + "/hop")})
+	s, _ := pollOnce(t, first.URL+"/pods?token=q-s3cret", nil)
+	if err := s.Err(); err != nil {
+		t.Fatalf("poll failed: %v", err)
+	}
+	mu.Lock()
+	got := fmt.Sprint(referers)
+	mu.Unlock()
+	if want := "[/hop Referer= /moved Referer=]"; got != want {
+		t.Errorf("the other server saw %s, want %s", got, want)
+	}
+
+	secure := httptest.NewTLSServer(http.HandlerFunc(redirectTo(other.URL + "/moved")))
+	t.Cleanup(secure.Close)
+	rec := &recordingRecorder{}
+	src, err := NewHTTPSource(HTTPOptions{URL: secure.URL + "/pods", NodeName: testNode, Sink: NewMerger(MergerOptions{Buffer: 10}),
+		Client: secure.Client(), Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.poll(context.Background())
+	if err := src.Err(); !errors.Is(err, ErrFetch) || !strings.Contains(err.Error(), "leaves https for http") {
+		t.Errorf("https to http: err %v, want the redirect refused", err)
+	}
+}
+
 // TestHTTPSourceFollowsOnlyHTTPAndABoundedChain: a redirect to another
 // scheme, and a redirect chain longer than the bound, fail the poll with
 // a clear error.

@@ -149,3 +149,50 @@ func TestBinaryKeepsTheManifestURLCredentialsSecret(t *testing.T) {
 		t.Errorf("the log does not name the URL redacted:\n%s", h.log(40))
 	}
 }
+
+// A manifest URL that redirects to another server: the pods it serves
+// run, and that server sees neither the header credential nor a Referer
+// (the first URL, with its query token).
+func TestBinaryManifestURLRedirectLeaksNothing(t *testing.T) {
+	const querySecret, headerSecret = "query-s3cret-5", "header-s3cret-6"
+	var mu sync.Mutex
+	var seen []string
+	serve := true
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, "Referer="+r.Header.Get("Referer")+" X-Token="+r.Header.Get("X-Token")+" query="+r.URL.RawQuery)
+		list := corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}}
+		if serve {
+			list.Items = append(list.Items, *testPod("moved", shContainer("main", sleepForever)))
+		}
+		data, _ := yaml.Marshal(list)
+		w.Write(data)
+	}))
+	t.Cleanup(other.Close)
+	first := httptest.NewServer(http.RedirectHandler(other.URL+"/pods", http.StatusFound))
+	t.Cleanup(first.Close)
+	dir := t.TempDir()
+	headers := filepath.Join(dir, "headers")
+	if err := os.WriteFile(headers, []byte("X-Token: "+headerSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newAgent(t, "--manifest-url", first.URL+"/pods?token="+querySecret, "--manifest-url-header-file", headers, "--http-check-frequency", "500ms")
+	// Before the harness's teardown: the URL stops serving the pod.
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		serve = false
+	})
+	h.waitPod("moved", "running", 60*time.Second, runningContainer("main"))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("the other server saw no request")
+	}
+	for _, s := range seen {
+		if s != "Referer= X-Token= query=" {
+			t.Errorf("the server redirected to saw %q, want no Referer, no header credential, no query", s)
+		}
+	}
+}
