@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -75,7 +76,7 @@ func (m *Manager) setupAPIData(ctx context.Context, pod *corev1.Pod, v *corev1.V
 		return fail(err)
 	}
 	m.readAgain(pod.UID, v.Name)
-	root, err := m.openVolumeDir(pod.UID, kind, v.Name)
+	root, err := m.openVolumeDir(pod, kind, v.Name)
 	if err != nil {
 		return fail(err)
 	}
@@ -157,14 +158,17 @@ func (m *Manager) volumeDir(uid types.UID, kind, name string) string {
 // opens it as a root. A secret's or a projected volume's kind directory
 // is root's alone (0750): the files' modes are for the pod's containers,
 // which reach the volume through its bind mount, not for the host's other
-// users.
-func (m *Manager) openVolumeDir(uid types.UID, kind, name string) (*os.Root, error) {
+// users. A secret, projected (service account tokens) or downwardAPI
+// volume is a tmpfs, as under the kubelet: what it holds never reaches
+// the disk. (One an older agent wrote to the disk stays there until its
+// pod ends: its containers' bind mounts hold that directory.)
+func (m *Manager) openVolumeDir(pod *corev1.Pod, kind, name string) (*os.Root, error) {
 	pods, err := m.openPodsDir(true)
 	if err != nil {
 		return nil, err
 	}
 	defer pods.Close()
-	kindDir := filepath.Join(string(uid), "volumes", kind)
+	kindDir := filepath.Join(string(pod.UID), "volumes", kind)
 	if err := pods.MkdirAll(kindDir, 0o750); err != nil {
 		return nil, err
 	}
@@ -177,7 +181,21 @@ func (m *Manager) openVolumeDir(uid types.UID, kind, name string) (*os.Root, err
 	if err := pods.Mkdir(rel, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
 	}
+	if inMemory(kind) {
+		// Not over what is written already (by an older agent): the
+		// containers' bind mounts hold that directory.
+		if _, err := pods.Lstat(filepath.Join(rel, dataLink)); errors.Is(err, fs.ErrNotExist) {
+			if err := mountTmpfs(filepath.Join(pods.Name(), rel), memorySize(pod, nil, m.allocatableMemory()), 0o755); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return pods.OpenRoot(rel)
+}
+
+// inMemory tells whether volumes of kind are kept on a tmpfs.
+func inMemory(kind string) bool {
+	return kind == secretDir || kind == projectedDir || kind == downwardAPIDir
 }
 
 // keptOnce logs, once until the volume reads again, that it keeps its

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -101,6 +102,16 @@ func TestAPIDataVolumes(t *testing.T) {
 			wantMount := []corev1.VolumeMount{{Name: tc.vol.Name, MountPath: "/data"}}
 			if got := mounts["app"]; len(got) != 1 || got[0].HostPath != dir || !got[0].ReadOnly || got[0].ContainerPath != wantMount[0].MountPath {
 				t.Errorf("mounts = %+v, want %s read-only at /data", got, dir)
+			}
+			// Secrets, tokens and the pod's own fields stay off the disk:
+			// a tmpfs the size of the pod's memory limit.
+			var st unix.Statfs_t
+			if err := unix.Statfs(dir, &st); err != nil {
+				t.Fatal(err)
+			}
+			size := int64(st.Blocks) * st.Bsize // #nosec G115 -- a block count
+			if tmpfs := st.Type == unix.TMPFS_MAGIC; tmpfs != inMemory(tc.kind) || tmpfs && size != 256<<20 {
+				t.Errorf("the volume is a tmpfs: %v (%d bytes), want %v (of 256 MiB)", tmpfs, size, inMemory(tc.kind))
 			}
 			got := readVolume(t, dir)
 			wantContent := map[string]string{}

@@ -20,8 +20,10 @@
 // (atomic.go) when it changes; they are mounted read-only. Without Sources
 // (standalone) only downwardAPI volumes are set up; the others fail with
 // ErrUnsupportedVolume. A written volume whose source cannot be read keeps
-// its last content. Secrets are written to the disk, not a tmpfs: the
-// directory above them is root's (0750). Other volume kinds, and
+// its last content. Secret, projected and downwardAPI volumes are each a
+// tmpfs (tmpfs.go), as under the kubelet: Secrets and tokens never reach
+// the disk; the directory above secret and projected ones is root's
+// (0750). Other volume kinds, and
 // subPathExpr, fail with ErrUnsupportedVolume naming the volume.
 //
 // A subPath is resolved beneath its volume, symlinks the pod's containers

@@ -157,7 +157,7 @@ func (m *Manager) setupVolume(pod *corev1.Pod, v *corev1.Volume) (string, error)
 			return "", fmt.Errorf("volume %q: %w", v.Name, err)
 		}
 		if v.EmptyDir.Medium == corev1.StorageMediumMemory {
-			if err := mountTmpfs(path, memoryEmptyDirSize(pod, v, m.allocatableMemory())); err != nil {
+			if err := mountTmpfs(path, memorySize(pod, v.EmptyDir.SizeLimit, m.allocatableMemory()), 0o777); err != nil {
 				return "", fmt.Errorf("volume %q: %w", v.Name, err)
 			}
 		}

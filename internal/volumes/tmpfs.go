@@ -2,6 +2,7 @@ package volumes
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 
@@ -10,12 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// memoryEmptyDirSize is the size of an emptyDir of medium Memory, as the
-// kubelet sizes it: the smallest of the node's allocatable memory, the
-// pod's memory limit (when every container has one) and the volume's
-// sizeLimit, each counted only when above zero. 0 means no bound is known
-// (the kernel's tmpfs default then applies: half the RAM).
-func memoryEmptyDirSize(pod *corev1.Pod, v *corev1.Volume, allocatable *resource.Quantity) int64 {
+// memorySize is the size of a memory-backed volume (an emptyDir of medium
+// Memory; a secret, projected or downwardAPI volume, whose sizeLimit is
+// nil), as the kubelet sizes it: the smallest of the node's allocatable
+// memory, the pod's memory limit (when every container has one) and the
+// volume's sizeLimit, each counted only when above zero. 0 means no bound
+// is known (the kernel's tmpfs default then applies: half the RAM).
+func memorySize(pod *corev1.Pod, sizeLimit, allocatable *resource.Quantity) int64 {
 	var size int64
 	smaller := func(q *resource.Quantity) {
 		if q == nil {
@@ -27,7 +29,7 @@ func memoryEmptyDirSize(pod *corev1.Pod, v *corev1.Volume, allocatable *resource
 	}
 	smaller(allocatable)
 	smaller(podMemoryLimit(pod))
-	smaller(v.EmptyDir.SizeLimit)
+	smaller(sizeLimit)
 	return size
 }
 
@@ -65,9 +67,9 @@ func podMemoryLimit(pod *corev1.Pod) *resource.Quantity {
 }
 
 // mountTmpfs makes path a tmpfs of at most size bytes (0: the kernel's
-// default), writable by every container user, unless it already is a
-// mount point. path must be clean and free of symlinks.
-func mountTmpfs(path string, size int64) error {
+// default) whose root has mode, unless it already is a mount point. path
+// must be clean and free of symlinks.
+func mountTmpfs(path string, size int64, mode os.FileMode) error {
 	points, err := mountPoints(path)
 	if err != nil {
 		return err
@@ -75,7 +77,7 @@ func mountTmpfs(path string, size int64) error {
 	if slices.Contains(points, path) {
 		return nil
 	}
-	opts := "mode=0777"
+	opts := "mode=" + strconv.FormatUint(uint64(mode.Perm()), 8)
 	if size > 0 {
 		opts += ",size=" + strconv.FormatInt(size, 10)
 	}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-func TestMemoryEmptyDirSize(t *testing.T) {
+func TestMemorySize(t *testing.T) {
 	mem := func(q string) corev1.ResourceRequirements {
 		return corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)}}
 	}
@@ -48,7 +48,7 @@ func TestMemoryEmptyDirSize(t *testing.T) {
 				v.EmptyDir.SizeLimit = &q
 			}
 			pod := &corev1.Pod{Spec: corev1.PodSpec{InitContainers: tc.init, Containers: tc.app}}
-			if got := memoryEmptyDirSize(pod, v, tc.allocatable); got != tc.want {
+			if got := memorySize(pod, v.EmptyDir.SizeLimit, tc.allocatable); got != tc.want {
 				t.Errorf("size %d, want %d", got, tc.want)
 			}
 		})
