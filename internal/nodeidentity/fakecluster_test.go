@@ -329,7 +329,7 @@ func newEnv(t *testing.T, lives ...time.Duration) *env {
 	if len(lives) == 0 {
 		lives = []time.Duration{time.Hour}
 	}
-	dir := t.TempDir()
+	dir := settlingTempDir(t)
 	e := &env{
 		dir:        dir,
 		kubeconfig: filepath.Join(dir, "etc", "kubelet.conf"),
@@ -421,4 +421,27 @@ func testLogger(t *testing.T) logr.Logger {
 			t.Log(prefix, args)
 		}
 	}, funcr.Options{Verbosity: 2})
+}
+
+// settlingTempDir is a temporary directory removed once nothing writes
+// into it any more: client-go's certificate manager stops its rotation
+// goroutine without waiting for it, so a renewal under way when a test
+// ends may still store its pair for a moment.
+func settlingTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "nodeidentity-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var err error
+		for range 50 {
+			if err = os.RemoveAll(dir); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Errorf("removing %s: %v", dir, err)
+	})
+	return dir
 }
