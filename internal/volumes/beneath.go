@@ -152,7 +152,7 @@ func splitPath(p string) []string {
 
 // makeDirsBeneath creates the missing directories of rel beneath dirfd
 // and returns an O_PATH descriptor of rel. Each directory it creates gets
-// the owner, group and permission bits (and setgid) of dirfd itself: who
+// the owner, group and mode bits (setgid and sticky too) of dirfd: who
 // may write the volume may write its subPath, and no one else. A
 // component that exists may be a symlink that stays beneath dirfd; one
 // that is a dangling symlink is refused rather than created through.
@@ -161,7 +161,7 @@ func makeDirsBeneath(dirfd int, rel string) (int, error) {
 	if err := unix.Fstat(dirfd, &st); err != nil {
 		return -1, err
 	}
-	mode := st.Mode & (0o777 | unix.S_ISGID)
+	mode := st.Mode & (0o777 | unix.S_ISGID | unix.S_ISVTX)
 	parts := splitPath(rel)
 	for i := range parts {
 		fd, err := openBeneath(dirfd, strings.Join(parts[:i+1], "/"))

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
@@ -148,16 +149,24 @@ func (m *Manager) setupVolume(pod *corev1.Pod, v *corev1.Volume) (string, error)
 			return "", fmt.Errorf("volume %q: an emptyDir's name must name one directory: %w", v.Name, ErrInvalidMount)
 		}
 		path := m.EmptyDirPath(uid, v.Name)
-		if err := os.MkdirAll(path, 0o777); err != nil { // #nosec G301 -- an emptyDir is writable by any container user, as under the kubelet
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 			return "", fmt.Errorf("volume %q: %w", v.Name, err)
 		}
-		// Any user of any container may write an emptyDir; the umask must
-		// not decide that.
-		if err := os.Chmod(path, 0o777); err != nil { // #nosec G302 -- see above: the umask must not decide it
+		switch err := os.Mkdir(path, 0o777); { // #nosec G301 -- an emptyDir is writable by any container user, as under the kubelet
+		case err == nil:
+			// Any user of any container may write an emptyDir; the umask
+			// must not decide that. (Only when made: later, its mode is
+			// the pod's, setgid from its fsGroup included.)
+			if err := os.Chmod(path, 0o777); err != nil { // #nosec G302 -- see above: the umask must not decide it
+				return "", fmt.Errorf("volume %q: %w", v.Name, err)
+			}
+		case !errors.Is(err, fs.ErrExist):
 			return "", fmt.Errorf("volume %q: %w", v.Name, err)
 		}
 		if v.EmptyDir.Medium == corev1.StorageMediumMemory {
-			if err := mountTmpfs(path, memorySize(pod, v.EmptyDir.SizeLimit, m.allocatableMemory()), 0o777); err != nil {
+			// Sticky, as a tmpfs's root is by default and the kubelet's
+			// are: a user removes only their own files.
+			if err := mountTmpfs(path, memorySize(pod, v.EmptyDir.SizeLimit, m.allocatableMemory()), unix.S_ISVTX|0o777); err != nil {
 				return "", fmt.Errorf("volume %q: %w", v.Name, err)
 			}
 		}

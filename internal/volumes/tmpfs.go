@@ -2,7 +2,6 @@ package volumes
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 
@@ -67,9 +66,10 @@ func podMemoryLimit(pod *corev1.Pod) *resource.Quantity {
 }
 
 // mountTmpfs makes path a tmpfs of at most size bytes (0: the kernel's
-// default) whose root has mode, unless it already is a mount point. path
-// must be clean and free of symlinks.
-func mountTmpfs(path string, size int64, mode os.FileMode) error {
+// default) whose root has mode (permission, setgid and sticky bits, as
+// chmod takes them), unless it already is a mount point. path must be
+// clean and free of symlinks.
+func mountTmpfs(path string, size int64, mode uint32) error {
 	points, err := mountPoints(path)
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ func mountTmpfs(path string, size int64, mode os.FileMode) error {
 	if slices.Contains(points, path) {
 		return nil
 	}
-	opts := "mode=" + strconv.FormatUint(uint64(mode.Perm()), 8)
+	opts := "mode=" + strconv.FormatUint(uint64(mode&0o7777), 8)
 	if size > 0 {
 		opts += ",size=" + strconv.FormatInt(size, 10)
 	}

@@ -83,13 +83,36 @@ func TestMemoryEmptyDir(t *testing.T) {
 	if n := len(mountsMentioning(t, real)); n != 1 {
 		t.Errorf("%d mounts on the volume after two syncs, want 1", n)
 	}
-	if fi, err := os.Stat(real); err != nil || fi.Mode().Perm() != 0o777 {
-		t.Errorf("volume mode: %v, %v; want 0777", fi.Mode(), err)
+	if fi, err := os.Stat(real); err != nil || fi.Mode().Perm() != 0o777 || fi.Mode()&os.ModeSticky == 0 {
+		t.Errorf("volume mode: %v, %v; want 0777, sticky", fi.Mode(), err)
 	}
 	if err := m.Cleanup(pod.UID); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(mountsMentioning(t, real)); n != 0 {
 		t.Errorf("%d mounts left after the cleanup", n)
+	}
+}
+
+// A subPath that does not exist in a Memory emptyDir of a pod with an
+// fsGroup is made as the kubelet makes it (the upstream EmptyDir
+// conformance test reads it): the volume's group, setgid and sticky,
+// writable by all.
+func TestMemoryEmptyDirSubPathWithFSGroup(t *testing.T) {
+	needMounts(t)
+	m, _ := newManager(t)
+	pod := podWith([]corev1.Volume{{Name: "m", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}},
+		corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "m", MountPath: "/m", SubPath: "test-sub"}}})
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: new(int64(123))}
+	if _, err := m.Setup(t.Context(), pod); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Cleanup(pod.UID) })
+	fi, err := os.Stat(filepath.Join(m.EmptyDirPath(pod.UID, "m"), "test-sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().String(); got != "dgtrwxrwxrwx" || fileGID(fi) != 123 {
+		t.Errorf("the subPath: mode %s gid %d, want dgtrwxrwxrwx and 123", got, fileGID(fi))
 	}
 }
