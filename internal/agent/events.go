@@ -8,6 +8,8 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // The reasons of the pod events, as the kubelet names them.
@@ -99,11 +101,9 @@ func (e *podEvents) probeWarning(pod *corev1.Pod, container, probe, message stri
 
 // imageOf is the image of the pod's container name.
 func imageOf(pod *corev1.Pod, name string) string {
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range list {
-			if c.Name == name {
-				return c.Image
-			}
+	for _, c := range podtypes.Containers(&pod.Spec) {
+		if c.Name == name {
+			return c.Image
 		}
 	}
 	return ""

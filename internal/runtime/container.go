@@ -30,8 +30,11 @@ type podEnv struct {
 // startContainer makes sure the image is present, creates the container and
 // starts it. It returns the container's ID once created, even if the start
 // failed, and whether the image had to be pulled.
+//
+// targetID, for an ephemeral container that targets another, is that
+// container's: the new one joins its process namespace.
 func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, restartCount int,
-	sandboxID string, sandbox *runtimeapi.PodSandboxConfig, mounts []Mount, env podEnv,
+	sandboxID string, sandbox *runtimeapi.PodSandboxConfig, mounts []Mount, env podEnv, targetID string,
 ) (id string, pulled bool, err error) {
 	image, pulled, err := r.ensureImage(ctx, c, sandbox)
 	if err != nil {
@@ -51,6 +54,9 @@ func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	config, err := r.containerConfig(ctx, pod, c, restartCount, image.GetId(), user, mounts, env)
 	if err != nil {
 		return "", pulled, err
+	}
+	if ns := config.GetLinux().GetSecurityContext().GetNamespaceOptions(); targetID != "" && ns != nil {
+		ns.Pid, ns.TargetId = runtimeapi.NamespaceMode_TARGET, targetID
 	}
 	if err := os.MkdirAll(filepath.Join(sandbox.LogDirectory, c.Name), 0o755); err != nil { // #nosec G301 -- log collectors read pod logs, as under the kubelet
 		return "", pulled, fmt.Errorf("%w: log directory: %w", ErrCreateContainer, err)

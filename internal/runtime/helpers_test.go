@@ -57,14 +57,19 @@ func withApp(name string) func(*corev1.Pod) {
 
 // container returns the spec of the named container of pod.
 func container(pod *corev1.Pod, name string) *corev1.Container {
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range cs {
-			if cs[i].Name == name {
-				return &cs[i]
-			}
-		}
+	if c := podContainer(pod, name); c != nil {
+		return c
 	}
 	panic("no container " + name)
+}
+
+// withEphemeral adds an ephemeral container named name targeting target
+// ("" for none).
+func withEphemeral(name, target string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, corev1.EphemeralContainer{
+			EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: name, Image: "busybox"}, TargetContainerName: target})
+	}
 }
 
 func readySandbox(id string, attempt uint32) SandboxStatus {

@@ -207,14 +207,12 @@ func (r *Runtime) stopReplaced(ctx context.Context, pod *corev1.Pod, kills []kil
 	return errs
 }
 
-// podContainer returns the spec of the pod's container (init or app)
-// named name, or nil.
+// podContainer returns the spec of the pod's container (init, app or
+// ephemeral) named name, or nil.
 func podContainer(pod *corev1.Pod, name string) *corev1.Container {
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range cs {
-			if cs[i].Name == name {
-				return &cs[i]
-			}
+	for _, c := range podtypes.Containers(&pod.Spec) {
+		if c.Name == name {
+			return c
 		}
 	}
 	return nil

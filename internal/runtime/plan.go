@@ -42,14 +42,20 @@ type killStep struct {
 }
 
 type startStep struct {
-	// Init and Index locate the container in the spec.
-	Init   bool
-	Index  int
+	// Init or Ephemeral, and Index, locate the container in the spec.
+	Init      bool
+	Ephemeral bool
+	Index     int
 	Name   string
 	Reason string
 	// Previous is the newest earlier instance, or nil. Its restart count
 	// continues, and if it exited, the back-off applies.
 	Previous *ContainerStatus
+	// TargetID is the running container whose process namespace an
+	// ephemeral container joins; TargetMissing: it targets one that does
+	// not run, and cannot start.
+	TargetID      string
+	TargetMissing bool
 }
 
 // computePlan decides what SyncPod does. It is a pure function of the pod
@@ -66,6 +72,9 @@ func computePlan(pod *corev1.Pod, status *PodStatus, started func(containerID st
 	p := plan{SandboxID: status.Sandboxes[0].ID, SandboxAttempt: status.Sandboxes[0].Attempt}
 	if planInit(&p, pod, status, started) {
 		planApp(&p, pod, status)
+	}
+	if !p.KillPod {
+		planEphemeral(&p, pod, status)
 	}
 	return p
 }

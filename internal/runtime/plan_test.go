@@ -26,6 +26,10 @@ func TestComputePlan(t *testing.T) {
 		p.Spec.InitContainers[0].StartupProbe = &corev1.Probe{}
 	})
 	passed := func(id string) bool { return id == "c1" }
+	debug := newPod(withEphemeral("debug", ""))
+	targeted := newPod(withEphemeral("debug", "app"))
+	debugInit := newPod(withInit("i0"), withEphemeral("debug", ""))
+	debugNever := newPod(withPolicy(corev1.RestartPolicyNever), withEphemeral("debug", ""))
 
 	sb1, sb2 := readySandbox("sb1", 0), readySandbox("sb2", 1)
 	noIP := readySandbox("sb1", 0)
@@ -232,6 +236,41 @@ func TestComputePlan(t *testing.T) {
 		started: passed,
 		want: plan{SandboxID: "sb1",
 			Start: []startStep{{Index: 0, Name: "app", Reason: "not created"}}},
+	}, {
+		name:   "an ephemeral container added to a running pod starts",
+		pod:    debug,
+		status: status(sandboxes(sb1), running(debug, "app", "c1", "sb1")),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Ephemeral: true, Index: 0, Name: "debug", Reason: "ephemeral container added"}}},
+	}, {
+		name:   "an ephemeral container that ran is never restarted",
+		pod:    debug,
+		status: status(sandboxes(sb1), running(debug, "app", "c1", "sb1"), exited(debug, "debug", "c2", "sb1", 1)),
+		want:   plan{SandboxID: "sb1"},
+	}, {
+		name:   "an ephemeral container joins its running target",
+		pod:    targeted,
+		status: status(sandboxes(sb1), running(targeted, "app", "c1", "sb1")),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Ephemeral: true, Index: 0, Name: "debug", Reason: "ephemeral container added", TargetID: "c1"}}},
+	}, {
+		name:   "an ephemeral container whose target does not run cannot start",
+		pod:    targeted,
+		status: status(sandboxes(sb1), exited(targeted, "app", "c1", "sb1", 0)),
+		want: plan{SandboxID: "sb1", Start: []startStep{
+			{Index: 0, Name: "app", Reason: "exited with code 0", Previous: prev(exited(targeted, "app", "c1", "sb1", 0))},
+			{Ephemeral: true, Index: 0, Name: "debug", Reason: "ephemeral container added", TargetMissing: true}}},
+	}, {
+		name:   "an ephemeral container starts while init containers run",
+		pod:    debugInit,
+		status: status(sandboxes(sb1), running(debugInit, "i0", "c1", "sb1")),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Ephemeral: true, Index: 0, Name: "debug", Reason: "ephemeral container added"}}},
+	}, {
+		name:   "a finished pod starts no ephemeral container",
+		pod:    debugNever,
+		status: status(sandboxes(sb1), exited(debugNever, "app", "c1", "sb1", 0)),
+		want: plan{SandboxID: "sb1", KillPod: true, Done: true, DoneReason: "every container terminated and none restarts"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := computePlan(tc.pod, tc.status, tc.started)

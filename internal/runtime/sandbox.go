@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // PodLogDir is where the runtime writes a pod's container logs:
@@ -143,11 +145,9 @@ func protocol(p corev1.Protocol) runtimeapi.Protocol {
 }
 
 func anyPrivileged(pod *corev1.Pod) bool {
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range cs {
-			if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
-				return true
-			}
+	for _, c := range podtypes.Containers(&pod.Spec) {
+		if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
+			return true
 		}
 	}
 	return false

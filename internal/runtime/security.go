@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // This file maps a pod's and a container's securityContext onto the CRI,
@@ -123,11 +125,9 @@ func firstSet[T any](a, b *T) *T {
 // container at its start, by imageUserRefusal.
 func (r *Runtime) checkPodSecurity(pod *corev1.Pod) error {
 	var errs []error
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range cs {
-			if err := r.checkContainerSecurity(pod, &cs[i]); err != nil {
-				errs = append(errs, err)
-			}
+	for _, c := range podtypes.Containers(&pod.Spec) {
+		if err := r.checkContainerSecurity(pod, c); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -180,7 +180,13 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 				continue
 			}
 		}
-		id, pulled, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, mounts[c.Name], env)
+		if s.TargetMissing {
+			err := fmt.Errorf("container %q: %w: its target container %q does not run", c.Name, ErrCreateContainer, pod.Spec.EphemeralContainers[s.Index].TargetContainerName)
+			res.add(Action{Kind: ActionStartContainer, Container: c.Name, Reason: s.Reason, Err: err})
+			errs = append(errs, err)
+			continue
+		}
+		id, pulled, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, mounts[c.Name], env, s.TargetID)
 		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err, PulledImage: pulled})
 		if err != nil {
 			if se := (*SecurityError)(nil); !errors.As(err, &se) { // which names the container already
@@ -226,8 +232,11 @@ func (r *Runtime) removeEmptySandboxes(ctx context.Context, status *PodStatus) {
 }
 
 func specContainer(pod *corev1.Pod, s startStep) *corev1.Container {
-	if s.Init {
+	switch {
+	case s.Init:
 		return &pod.Spec.InitContainers[s.Index]
+	case s.Ephemeral:
+		return podtypes.EphemeralContainer(&pod.Spec.EphemeralContainers[s.Index])
 	}
 	return &pod.Spec.Containers[s.Index]
 }
@@ -247,13 +256,11 @@ func (r *Runtime) inBackoff(pod *corev1.Pod, c *corev1.Container, prev *Containe
 }
 
 func needsPodIP(pod *corev1.Pod) bool {
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range cs {
-			for _, e := range c.Env {
-				if f := e.ValueFrom; f != nil && f.FieldRef != nil &&
-					(f.FieldRef.FieldPath == "status.podIP" || f.FieldRef.FieldPath == "status.podIPs") {
-					return true
-				}
+	for _, c := range podtypes.Containers(&pod.Spec) {
+		for _, e := range c.Env {
+			if f := e.ValueFrom; f != nil && f.FieldRef != nil &&
+				(f.FieldRef.FieldPath == "status.podIP" || f.FieldRef.FieldPath == "status.podIPs") {
+				return true
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // The kubelet's waiting reasons for containers that do not run yet.
@@ -147,4 +148,22 @@ func metaTime(t time.Time) metav1.Time {
 		return metav1.Time{}
 	}
 	return metav1.NewTime(t.Truncate(time.Second))
+}
+
+// ephemeralStatuses is the status of each ephemeral container: as another
+// container's, never ready, and waiting to be created (not for the pod's
+// initialization) until it is.
+func ephemeralStatuses(pod *corev1.Pod, rs *runtime.PodStatus, reasons map[string]waiting, prev []corev1.ContainerStatus, terminal bool) []corev1.ContainerStatus {
+	if len(pod.Spec.EphemeralContainers) == 0 {
+		return nil
+	}
+	specs := make([]corev1.Container, len(pod.Spec.EphemeralContainers))
+	for i := range pod.Spec.EphemeralContainers {
+		specs[i] = *podtypes.EphemeralContainer(&pod.Spec.EphemeralContainers[i])
+	}
+	out := containerStatuses(specs, rs, reasons, nil, false, prev, terminal)
+	for i := range out {
+		out[i].Ready = false
+	}
+	return out
 }

@@ -72,6 +72,7 @@ func Generate(in Input) corev1.PodStatus {
 	hasInit := len(pod.Spec.InitContainers) > 0
 	st.InitContainerStatuses = containerStatuses(pod.Spec.InitContainers, rs, reasons, podWide, hasInit, prev.InitContainerStatuses, in.Terminal)
 	st.ContainerStatuses = containerStatuses(pod.Spec.Containers, rs, reasons, podWide, hasInit, prev.ContainerStatuses, in.Terminal)
+	st.EphemeralContainerStatuses = ephemeralStatuses(pod, rs, reasons, prev.EphemeralContainerStatuses, in.Terminal)
 	applyProbes(pod, &st, in.Probes)
 	limitTerminationMessages(pod, &st)
 	for i := range pod.Spec.InitContainers {

@@ -326,3 +326,32 @@ func TestGenerateAfterTheContainersAreRemoved(t *testing.T) {
 		t.Errorf("with one container left: phase %s, want Failed", got.Phase)
 	}
 }
+
+// An ephemeral container's status: waiting to be created, then as the
+// runtime says, never ready; it changes neither the phase nor readiness.
+func TestGenerateEphemeralContainers(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, nil, "main")
+	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug", Image: "busybox"}}}
+	rs := &runtime.PodStatus{ID: pod.UID, Sandboxes: readySandbox(), Containers: []runtime.ContainerStatus{running("main", "c1")}}
+	st := Generate(Input{Pod: pod, Runtime: rs, Now: now})
+	if es := st.EphemeralContainerStatuses; len(es) != 1 || es[0].Name != "debug" || es[0].State.Waiting == nil || es[0].State.Waiting.Reason != ReasonContainerCreating {
+		t.Fatalf("before it is created: %+v, want debug waiting, %s", es, ReasonContainerCreating)
+	}
+	rs.Containers = append(rs.Containers, running("debug", "c2"))
+	next := Generate(Input{Pod: pod, Runtime: rs, Previous: &st, Now: now})
+	if es := next.EphemeralContainerStatuses; len(es) != 1 || es[0].State.Running == nil || es[0].Ready || es[0].ContainerID != "containerd://c2" {
+		t.Fatalf("once it runs: %+v, want debug running, not ready", es)
+	}
+	if next.Phase != corev1.PodRunning || !isTrue(next.Conditions, corev1.PodReady) {
+		t.Errorf("phase %s, Ready %v: want Running and ready, whatever the ephemeral container", next.Phase, isTrue(next.Conditions, corev1.PodReady))
+	}
+}
+
+func isTrue(conds []corev1.PodCondition, typ corev1.PodConditionType) bool {
+	for _, c := range conds {
+		if c.Type == typ {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -18,6 +18,8 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/downward"
 	"github.com/nodeagent/nodeagent/internal/runtime"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // Options configure a Manager.
@@ -111,28 +113,25 @@ func (m *Manager) Setup(ctx context.Context, pod *corev1.Pod) (runtime.Container
 			sub.close()
 		}
 	}()
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range cs {
-			c := &cs[i]
-			for j, vm := range c.VolumeMounts {
-				mount, err := resolveMount(paths, vm)
-				if apiData[vm.Name] {
-					// The agent's own writes only, as the kubelet mounts them.
-					mount.ReadOnly = true
-				}
-				if err == nil && vm.SubPath != "" {
-					if sub == nil {
-						sub, err = m.newSubPathMounter(pod.UID)
-					}
-					if err == nil {
-						mount.HostPath, err = sub.mount(c.Name, j, vm, mount.HostPath, apiData[vm.Name])
-					}
-				}
-				if err != nil {
-					return nil, fmt.Errorf("pod %s/%s: container %q: %w", pod.Namespace, pod.Name, c.Name, err)
-				}
-				mounts[c.Name] = append(mounts[c.Name], mount)
+	for _, c := range podtypes.Containers(&pod.Spec) {
+		for j, vm := range c.VolumeMounts {
+			mount, err := resolveMount(paths, vm)
+			if apiData[vm.Name] {
+				// The agent's own writes only, as the kubelet mounts them.
+				mount.ReadOnly = true
 			}
+			if err == nil && vm.SubPath != "" {
+				if sub == nil {
+					sub, err = m.newSubPathMounter(pod.UID)
+				}
+				if err == nil {
+					mount.HostPath, err = sub.mount(c.Name, j, vm, mount.HostPath, apiData[vm.Name])
+				}
+			}
+			if err != nil {
+				return nil, fmt.Errorf("pod %s/%s: container %q: %w", pod.Namespace, pod.Name, c.Name, err)
+			}
+			mounts[c.Name] = append(mounts[c.Name], mount)
 		}
 	}
 	return mounts, nil

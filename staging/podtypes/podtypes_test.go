@@ -152,3 +152,23 @@ func TestIsSidecar(t *testing.T) {
 		}
 	}
 }
+
+func TestContainers(t *testing.T) {
+	spec := &corev1.PodSpec{
+		InitContainers:      []corev1.Container{{Name: "init"}},
+		Containers:          []corev1.Container{{Name: "app"}, {Name: "app2"}},
+		EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug", Image: "busybox"}, TargetContainerName: "app"}},
+	}
+	var names []string
+	for _, c := range Containers(spec) {
+		names = append(names, c.Name)
+	}
+	if got := strings.Join(names, ","); got != "init,app,app2,debug" {
+		t.Errorf("Containers = %s, want init,app,app2,debug", got)
+	}
+	// The ephemeral container is the spec's own, not a copy.
+	Containers(spec)[3].Image = "changed"
+	if spec.EphemeralContainers[0].Image != "changed" {
+		t.Error("Containers returned a copy of the ephemeral container")
+	}
+}
