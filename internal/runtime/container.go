@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodeagent/nodeagent/internal/downward"
@@ -97,13 +99,36 @@ func (r *Runtime) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 		},
 	}
 	for _, m := range mounts {
+		p, err := mountPropagation(c, m)
+		if err != nil {
+			return nil, err
+		}
 		config.Mounts = append(config.Mounts, &runtimeapi.Mount{
 			ContainerPath: m.ContainerPath,
 			HostPath:      m.HostPath,
 			Readonly:      m.ReadOnly,
+			Propagation:   p,
 		})
 	}
 	return config, nil
+}
+
+// mountPropagation is the CRI form of a mount's propagation. Mounts made
+// in the container reach the host (Bidirectional) only from a privileged
+// container, as under the kubelet.
+func mountPropagation(c *corev1.Container, m Mount) (runtimeapi.MountPropagation, error) {
+	switch m.Propagation {
+	case "", corev1.MountPropagationNone:
+		return runtimeapi.MountPropagation_PROPAGATION_PRIVATE, nil
+	case corev1.MountPropagationHostToContainer:
+		return runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER, nil
+	case corev1.MountPropagationBidirectional:
+		if sc := c.SecurityContext; sc == nil || sc.Privileged == nil || !*sc.Privileged {
+			return 0, fmt.Errorf("%w: volumeMount %s: mountPropagation Bidirectional is only for privileged containers", ErrContainerConfig, m.ContainerPath)
+		}
+		return runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL, nil
+	}
+	return 0, fmt.Errorf("%w: volumeMount %s: mountPropagation %q is none of None, HostToContainer and Bidirectional", ErrContainerConfig, m.ContainerPath, m.Propagation)
 }
 
 // CFS period and the share bounds the kernel accepts.
@@ -129,5 +154,41 @@ func linuxResources(c *corev1.Container) *runtimeapi.LinuxContainerResources {
 	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
 		res.MemoryLimitInBytes = q.Value()
 	}
+	res.HugepageLimits = hugepageLimits(c)
 	return res
+}
+
+// hugepageLimits are the container's hugepages-<size> limits, sorted by
+// page size, in the CRI's page size notation (2MB, 1GB). Only those the
+// container sets: a node whose kernel has no hugetlb cgroup controller
+// could not enforce a zero for the others.
+func hugepageLimits(c *corev1.Container) []*runtimeapi.HugepageLimit {
+	var out []*runtimeapi.HugepageLimit
+	for name, q := range c.Resources.Limits {
+		size, ok := strings.CutPrefix(string(name), corev1.ResourceHugePagesPrefix)
+		if !ok {
+			continue
+		}
+		bytes, err := resource.ParseQuantity(size)
+		if err != nil || bytes.Value() <= 0 {
+			continue // the apiserver and the manifest validation refuse these
+		}
+		out = append(out, &runtimeapi.HugepageLimit{PageSize: pageSize(bytes.Value()), Limit: uint64(q.Value())}) // #nosec G115 -- a limit is never negative
+	}
+	slices.SortFunc(out, func(a, b *runtimeapi.HugepageLimit) int { return strings.Compare(a.PageSize, b.PageSize) })
+	return out
+}
+
+// pageSize spells a page size as the hugetlb cgroup names its files:
+// 64KB, 2MB, 1GB.
+func pageSize(bytes int64) string {
+	for _, u := range []struct {
+		unit int64
+		name string
+	}{{1 << 30, "GB"}, {1 << 20, "MB"}, {1 << 10, "KB"}} {
+		if bytes%u.unit == 0 {
+			return strconv.FormatInt(bytes/u.unit, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(bytes, 10) + "B"
 }

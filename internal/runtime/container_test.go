@@ -26,6 +26,10 @@ func TestLinuxResources(t *testing.T) {
 			&runtimeapi.LinuxContainerResources{CpuShares: 2}},
 		{"memory limit", corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: q("64Mi")}},
 			&runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 64 << 20}},
+		{"huge pages of two sizes, in the CRI's notation", corev1.ResourceRequirements{Limits: corev1.ResourceList{
+			"hugepages-2Mi": q("4Mi"), "hugepages-1Gi": q("2Gi"), corev1.ResourceMemory: q("8Mi")}},
+			&runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 8 << 20, HugepageLimits: []*runtimeapi.HugepageLimit{
+				{PageSize: "1GB", Limit: 2 << 30}, {PageSize: "2MB", Limit: 4 << 20}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := linuxResources(&corev1.Container{Resources: tc.res})
@@ -74,5 +78,28 @@ func TestSandboxConfigExtras(t *testing.T) {
 	}
 	if c.Metadata.Attempt != 3 {
 		t.Errorf("attempt = %d", c.Metadata.Attempt)
+	}
+}
+
+func TestMountPropagation(t *testing.T) {
+	plain := &corev1.Container{Name: "c"}
+	privileged := &corev1.Container{Name: "c", SecurityContext: &corev1.SecurityContext{Privileged: new(true)}}
+	for _, tc := range []struct {
+		c       *corev1.Container
+		mode    corev1.MountPropagationMode
+		want    runtimeapi.MountPropagation
+		refused bool
+	}{
+		{plain, "", runtimeapi.MountPropagation_PROPAGATION_PRIVATE, false},
+		{plain, corev1.MountPropagationNone, runtimeapi.MountPropagation_PROPAGATION_PRIVATE, false},
+		{plain, corev1.MountPropagationHostToContainer, runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER, false},
+		{plain, corev1.MountPropagationBidirectional, 0, true},
+		{privileged, corev1.MountPropagationBidirectional, runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL, false},
+		{plain, "Sideways", 0, true},
+	} {
+		got, err := mountPropagation(tc.c, Mount{ContainerPath: "/m", Propagation: tc.mode})
+		if (err != nil) != tc.refused || got != tc.want {
+			t.Errorf("%q (privileged %v): %v, %v; want %v, refused %v", tc.mode, tc.c.SecurityContext != nil, got, err, tc.want, tc.refused)
+		}
 	}
 }

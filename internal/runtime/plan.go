@@ -46,8 +46,8 @@ type startStep struct {
 	Init      bool
 	Ephemeral bool
 	Index     int
-	Name   string
-	Reason string
+	Name      string
+	Reason    string
 	// Previous is the newest earlier instance, or nil. Its restart count
 	// continues, and if it exited, the back-off applies.
 	Previous *ContainerStatus

@@ -270,7 +270,7 @@ func TestComputePlan(t *testing.T) {
 		name:   "a finished pod starts no ephemeral container",
 		pod:    debugNever,
 		status: status(sandboxes(sb1), exited(debugNever, "app", "c1", "sb1", 0)),
-		want: plan{SandboxID: "sb1", KillPod: true, Done: true, DoneReason: "every container terminated and none restarts"},
+		want:   plan{SandboxID: "sb1", KillPod: true, Done: true, DoneReason: "every container terminated and none restarts"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := computePlan(tc.pod, tc.status, tc.started)

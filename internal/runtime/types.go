@@ -3,6 +3,7 @@ package runtime
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -167,6 +168,8 @@ type Mount struct {
 	ContainerPath string
 	HostPath      string
 	ReadOnly      bool
+	// Propagation is the volumeMount's mountPropagation; empty: None.
+	Propagation corev1.MountPropagationMode
 }
 
 // ContainerMounts maps a container's name (init or app container) to the

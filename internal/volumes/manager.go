@@ -205,7 +205,27 @@ func resolveMount(paths map[string]string, vm corev1.VolumeMount) (runtime.Mount
 	if vm.SubPath != "" && (filepath.IsAbs(vm.SubPath) || hasDotDot(vm.SubPath)) {
 		return runtime.Mount{}, fmt.Errorf("volumeMount %s: volume %q subPath %q must be relative and stay inside the volume: %w", vm.MountPath, vm.Name, vm.SubPath, ErrInvalidMount)
 	}
-	return runtime.Mount{ContainerPath: vm.MountPath, HostPath: host, ReadOnly: vm.ReadOnly}, nil
+	readOnly := vm.ReadOnly
+	if rro := vm.RecursiveReadOnly; rro != nil {
+		switch *rro {
+		case corev1.RecursiveReadOnlyEnabled:
+			// The runtime would have to make every mount beneath read-only
+			// too, and this node's does not say that it can.
+			return runtime.Mount{}, fmt.Errorf("volumeMount %s: recursiveReadOnly Enabled: the container runtime does not report recursive read-only mounts: %w", vm.MountPath, ErrUnsupportedVolume)
+		case corev1.RecursiveReadOnlyIfPossible:
+			readOnly = true // read-only, as the kubelet's where recursion is not possible
+		}
+	}
+	return runtime.Mount{ContainerPath: vm.MountPath, HostPath: host, ReadOnly: readOnly, Propagation: propagation(vm)}, nil
+}
+
+// propagation is the volumeMount's mount propagation, "" (None) when
+// unset.
+func propagation(vm corev1.VolumeMount) corev1.MountPropagationMode {
+	if vm.MountPropagation == nil {
+		return ""
+	}
+	return *vm.MountPropagation
 }
 
 func hasDotDot(p string) bool {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -191,5 +192,28 @@ func TestSetupErrors(t *testing.T) {
 				t.Errorf("a directory was made outside the pod's: %v", err)
 			}
 		})
+	}
+}
+
+// A volumeMount's propagation passes through; recursiveReadOnly IfPossible
+// is read-only (this node's runtime cannot make it recursive), Enabled is
+// refused, naming the mount.
+func TestResolveMountPropagationAndRecursiveReadOnly(t *testing.T) {
+	paths := map[string]string{"v": "/host/v"}
+	hostToContainer := corev1.MountPropagationHostToContainer
+	ifPossible, enabled := corev1.RecursiveReadOnlyIfPossible, corev1.RecursiveReadOnlyEnabled
+	m, err := resolveMount(paths, corev1.VolumeMount{Name: "v", MountPath: "/v", MountPropagation: &hostToContainer})
+	if err != nil || m.Propagation != corev1.MountPropagationHostToContainer || m.ReadOnly {
+		t.Errorf("HostToContainer: %+v, %v", m, err)
+	}
+	if m, err := resolveMount(paths, corev1.VolumeMount{Name: "v", MountPath: "/v"}); err != nil || m.Propagation != "" {
+		t.Errorf("unset propagation: %+v, %v; want none", m, err)
+	}
+	if m, err := resolveMount(paths, corev1.VolumeMount{Name: "v", MountPath: "/v", ReadOnly: true, RecursiveReadOnly: &ifPossible}); err != nil || !m.ReadOnly {
+		t.Errorf("recursiveReadOnly IfPossible: %+v, %v; want read-only", m, err)
+	}
+	_, err = resolveMount(paths, corev1.VolumeMount{Name: "v", MountPath: "/v", ReadOnly: true, RecursiveReadOnly: &enabled})
+	if !errors.Is(err, ErrUnsupportedVolume) || !strings.Contains(err.Error(), "/v") || !strings.Contains(err.Error(), "recursiveReadOnly") {
+		t.Errorf("recursiveReadOnly Enabled: %v, want refused naming the mount", err)
 	}
 }
