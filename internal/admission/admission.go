@@ -29,6 +29,7 @@ const (
 	reasonNodeAffinity       = "NodeAffinity"
 	reasonNodeName           = "NodeName"
 	reasonTaint              = "TaintToleration"
+	reasonResourceClaims     = "UnsupportedResourceClaims"
 )
 
 // systemCriticalPriority is system-cluster-critical's priority, from which
@@ -50,6 +51,9 @@ func Admit(pod *corev1.Pod, node *corev1.Node, admitted []*corev1.Pod) Result {
 	}
 	if strictGroupsUnsupported(pod, node) {
 		return Result{reasonSupplementalGroups, fmt.Sprintf("SupplementalGroupsPolicy=%s is not supported in this node", corev1.SupplementalGroupsPolicyStrict)}
+	}
+	if len(pod.Spec.ResourceClaims) > 0 {
+		return Result{reasonResourceClaims, "Failed to admit pod: it has resourceClaims, and this node runs no dynamic resource allocation (DRA) driver to prepare them"}
 	}
 	// Only a critical pod survives a resource shortfall, so the arithmetic
 	// is skipped for it.

@@ -157,6 +157,15 @@ func TestAdmit(t *testing.T) {
 			pod:        apiPod("p", nil),
 			wantReason: "InvalidNodeInfo",
 		},
+		{
+			name: "resource claims: no DRA here",
+			pod: apiPod("p", nil, func(p *corev1.Pod) {
+				p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: new("gpu-claim")}}
+			}),
+			node:        bigNode(),
+			wantReason:  "UnsupportedResourceClaims",
+			wantMessage: "Failed to admit pod: it has resourceClaims, and this node runs no dynamic resource allocation (DRA) driver to prepare them",
+		},
 
 		// The OS.
 		{

@@ -23,6 +23,9 @@
 //  3. spec.os.name other than the node's OS: PodOSNotSupported.
 //  4. supplementalGroupsPolicy Strict on a node whose status does not
 //     declare the feature: SupplementalGroupsPolicyNotSupported.
+//     Then spec.resourceClaims: UnsupportedResourceClaims (nodeagent's
+//     own reason: it has no DRA driver to prepare the claims, where the
+//     kubelet would leave the pod pending on its drivers).
 //  5. Resources (resources.go): the pod count, then cpu, memory,
 //     ephemeral-storage, then the other counted resources by name, each
 //     against node.Status.Allocatable less what the admitted pods request:

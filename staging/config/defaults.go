@@ -44,6 +44,10 @@ func setPodDefaults(pod *corev1.Pod) {
 	if spec.SecurityContext == nil {
 		spec.SecurityContext = &corev1.PodSecurityContext{}
 	}
+	if spec.ServiceAccountName == "" {
+		// The deprecated alias, as the apiserver copies it.
+		spec.ServiceAccountName = spec.DeprecatedServiceAccount
+	}
 	if spec.EnableServiceLinks == nil {
 		spec.EnableServiceLinks = new(corev1.DefaultEnableServiceLinks)
 	}

@@ -6,6 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 func TestSetPodDefaults(t *testing.T) {
@@ -100,5 +102,22 @@ func TestSetPodDefaultsKeepsWhatIsSet(t *testing.T) {
 		corev1.ContainerPort{ContainerPort: 53, Protocol: corev1.ProtocolUDP}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// The deprecated serviceAccount fills serviceAccountName, as the
+// apiserver does; a set serviceAccountName wins.
+func TestDefaultServiceAccountAlias(t *testing.T) {
+	for _, tc := range []struct{ spec, want string }{
+		{"  serviceAccount: legacy\n", "legacy"},
+		{"  serviceAccount: legacy\n  serviceAccountName: app\n", "app"},
+	} {
+		pods, err := ParseManifest([]byte(podWithSpec(tc.spec+"  containers:\n  - {name: main, image: i}\n")), ParseOptions{NodeName: "node1", Source: podtypes.FileSource, Origin: "/m/a.yaml"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pods[0].Spec.ServiceAccountName; got != tc.want {
+			t.Errorf("%q: serviceAccountName %q, want %q", tc.spec, got, tc.want)
+		}
 	}
 }

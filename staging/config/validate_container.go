@@ -43,6 +43,9 @@ func validateContainers(containers []corev1.Container, p *field.Path, volumes, n
 		errs = append(errs, validatePorts(c.Ports, cp.Child("ports"), hostNetwork)...)
 		errs = append(errs, validateEnv(c.Env, cp.Child("env"))...)
 		errs = append(errs, validateMounts(c.VolumeMounts, cp.Child("volumeMounts"), volumes)...)
+		if len(c.VolumeDevices) > 0 {
+			errs = append(errs, field.Forbidden(cp.Child("volumeDevices"), "raw block devices come from persistent volume claims, which static pods may not use"))
+		}
 		errs = append(errs, validateResources(&c.Resources, cp.Child("resources"))...)
 		errs = append(errs, validateProbes(c, cp, init)...)
 	}
