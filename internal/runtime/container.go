@@ -98,6 +98,13 @@ func (r *Runtime) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 			SecurityContext: securityContext(pod, c, user, r.opts.SeccompProfileRoot),
 		},
 	}
+	if c.Lifecycle != nil && c.Lifecycle.StopSignal != nil {
+		sig, err := r.stopSignal(*c.Lifecycle.StopSignal)
+		if err != nil {
+			return nil, err
+		}
+		config.StopSignal = sig
+	}
 	for _, m := range mounts {
 		p, err := mountPropagation(c, m)
 		if err != nil {

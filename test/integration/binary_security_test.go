@@ -248,7 +248,14 @@ func TestBinarySecurityContextRefused(t *testing.T) {
 	strict.Spec.SecurityContext = &corev1.PodSecurityContext{SupplementalGroupsPolicy: new(corev1.SupplementalGroupsPolicyStrict)}
 	userns := testPod("userns", shContainer("app", sleepForever))
 	userns.Spec.HostUsers = new(false)
-	for _, pod := range []*corev1.Pod{testPod("nonroot", nonRoot), testPod("apparmor", appArmor), noProfile, seLinux, testPod("windows", windows), strict, userns} {
+	stopSignal := shContainer("app", sleepForever)
+	stopSignal.Lifecycle = &corev1.Lifecycle{StopSignal: new(corev1.SIGUSR1)}
+	bidirectional := shContainer("app", sleepForever)
+	bidirectional.VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch", MountPropagation: new(corev1.MountPropagationBidirectional)}}
+	bidiPod := testPod("bidi", bidirectional)
+	bidiPod.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	for _, pod := range []*corev1.Pod{testPod("nonroot", nonRoot), testPod("apparmor", appArmor), noProfile, seLinux, testPod("windows", windows), strict, userns,
+		testPod("stopsignal", stopSignal), bidiPod} {
 		h.writeManifest(pod)
 	}
 
@@ -261,6 +268,9 @@ func TestBinarySecurityContextRefused(t *testing.T) {
 		{"windows", `container "app": securityContext.windowsOptions is set, but this node runs Linux containers`},
 		{"strict", `container "app": spec.securityContext.supplementalGroupsPolicy is Strict, but the container runtime does not support it`},
 		{"userns", `container "app": spec.hostUsers is false, but this agent does not run pods in user namespaces`},
+		// This machine's containerd is older than 2.1.
+		{"stopsignal", `lifecycle.stopSignal SIGUSR1: containerd 1.`},
+		{"bidi", `volumeMount /scratch: mountPropagation Bidirectional is only for privileged containers`},
 	} {
 		p := h.waitPod(tc.pod, "refused", 60*time.Second, func(p localapi.Pod) bool {
 			c := findContainer(p, "app")
