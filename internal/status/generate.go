@@ -82,9 +82,20 @@ func Generate(in Input) corev1.PodStatus {
 		}
 	}
 
+	start := prev.StartTime
+	if start == nil {
+		t := metaTime(in.Now)
+		start = &t
+	}
+	st.StartTime = start
+	st.Reason, st.Message = prev.Reason, prev.Message
 	st.Phase = podPhase(pod, st.InitContainerStatuses, st.ContainerStatuses, in.Terminal)
-	if final(prev.Phase) {
+	switch {
+	case final(prev.Phase):
 		st.Phase = prev.Phase
+	case PastActiveDeadline(pod, &st, in.Now):
+		// What still runs is stopped as the pod terminates.
+		st.Phase, st.Reason, st.Message = corev1.PodFailed, ReasonDeadlineExceeded, MessageDeadlineExceeded
 	}
 	if final(st.Phase) {
 		for i := range st.ContainerStatuses {
@@ -93,15 +104,8 @@ func Generate(in Input) corev1.PodStatus {
 	}
 
 	setIPs(&st, pod.Spec.HostNetwork, rs.IPs, in.HostIPs)
-	start := prev.StartTime
-	if start == nil {
-		t := metaTime(in.Now)
-		start = &t
-	}
-	st.StartTime = start
 	st.QOSClass = qosClass(pod)
 	st.Conditions = conditions(pod, rs, &st, prev, in.Now, in.VolumesErr)
-	st.Reason, st.Message = prev.Reason, prev.Message
 	return st
 }
 

@@ -326,3 +326,40 @@ func TestGenerateAfterTheContainersAreRemoved(t *testing.T) {
 		t.Errorf("with one container left: phase %s, want Failed", got.Phase)
 	}
 }
+
+func TestGenerateActiveDeadline(t *testing.T) {
+	rs := &runtime.PodStatus{Sandboxes: readySandbox(), Containers: []runtime.ContainerStatus{running("main", "c1")}}
+	started := metav1.NewTime(t0)
+	for _, tc := range []struct {
+		name     string
+		deadline *int64
+		prev     corev1.PodStatus
+		now      time.Time
+		phase    corev1.PodPhase
+		reason   string
+	}{
+		{"no deadline", nil, corev1.PodStatus{StartTime: &started}, t0.Add(time.Hour), corev1.PodRunning, ""},
+		{"before the deadline", new(int64(60)), corev1.PodStatus{StartTime: &started}, t0.Add(59 * time.Second), corev1.PodRunning, ""},
+		{"at the deadline", new(int64(60)), corev1.PodStatus{StartTime: &started}, t0.Add(60 * time.Second), corev1.PodFailed, ReasonDeadlineExceeded},
+		{"past it", new(int64(5)), corev1.PodStatus{StartTime: &started}, t0.Add(time.Minute), corev1.PodFailed, ReasonDeadlineExceeded},
+		{"first status: starts now", new(int64(5)), corev1.PodStatus{}, t0.Add(time.Hour), corev1.PodRunning, ""},
+		{"succeeded before: stays so", new(int64(5)), corev1.PodStatus{StartTime: &started, Phase: corev1.PodSucceeded}, t0.Add(time.Minute), corev1.PodSucceeded, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := testPod(corev1.RestartPolicyAlways, nil, "main")
+			pod.Spec.ActiveDeadlineSeconds = tc.deadline
+			st := Generate(Input{Pod: pod, Runtime: rs, Previous: &tc.prev, Now: tc.now})
+			if st.Phase != tc.phase || st.Reason != tc.reason {
+				t.Errorf("phase %s reason %q, want %s %q", st.Phase, st.Reason, tc.phase, tc.reason)
+			}
+			if tc.reason != "" {
+				if st.Message != MessageDeadlineExceeded {
+					t.Errorf("message %q", st.Message)
+				}
+				if st.ContainerStatuses[0].Ready {
+					t.Error("a container of a failed pod is ready")
+				}
+			}
+		})
+	}
+}
