@@ -143,3 +143,31 @@ func TestGateConditionsDiffer(t *testing.T) {
 		})
 	}
 }
+
+// A probe's result, applied at once (WithProbes), reaches ContainersReady;
+// Ready still waits for the readiness gates.
+func TestWithProbesKeepsTheReadinessGates(t *testing.T) {
+	const gate = corev1.PodConditionType("example.com/one")
+	pod := testPod(corev1.RestartPolicyAlways, nil, "main")
+	pod.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"x"}}}}
+	pod.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: gate}}
+	rs := &runtime.PodStatus{ID: pod.UID, Sandboxes: readySandbox(), Containers: []runtime.ContainerStatus{running("main", "c1")}}
+	passed := fakeProbes{ready: map[string]bool{"c1": true}}
+	for _, tc := range []struct {
+		gate corev1.ConditionStatus
+		want corev1.ConditionStatus
+	}{
+		{corev1.ConditionFalse, corev1.ConditionFalse},
+		{corev1.ConditionTrue, corev1.ConditionTrue},
+	} {
+		pod.Status.Conditions = []corev1.PodCondition{{Type: gate, Status: tc.gate}}
+		before := Generate(Input{Pod: pod, Runtime: rs, Now: t0})
+		after := WithProbes(pod, &before, passed, now)
+		if got := condStatus(after, corev1.ContainersReady); got != corev1.ConditionTrue {
+			t.Errorf("gate %s: ContainersReady = %s, want True", tc.gate, got)
+		}
+		if got := condStatus(after, corev1.PodReady); got != tc.want {
+			t.Errorf("gate %s: Ready = %s, want %s", tc.gate, got, tc.want)
+		}
+	}
+}
