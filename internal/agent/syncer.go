@@ -122,7 +122,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		// removed and put back) must not hold the new one in a terminal phase.
 		prev = nil
 	}
-	if prev != nil && status.PastActiveDeadline(pod, prev, s.clock.Now()) {
+	if status.PastActiveDeadline(pod, prev, s.clock.Now()) {
 		// Nothing more starts: the pod fails, and its worker stops what runs.
 		s.deadlines.forget(uid)
 		s.timeline.Record(uid, timeline.KindWorker, "active deadline of %ds passed", *pod.Spec.ActiveDeadlineSeconds)

@@ -14,18 +14,24 @@ const (
 )
 
 // ActiveDeadline returns when the pod's spec.activeDeadlineSeconds, counted
-// from st's start time, passes; false if it has no deadline or st no
-// start time. The deadline may change (the apiserver lets it be set or
-// lowered on a running pod): it is read from the pod each time.
+// from its start time, passes: st's (st may be nil), else that of the
+// apiserver's status of the pod, as Generate takes it. False if it has no
+// deadline or no start time yet. The deadline may change (the apiserver
+// lets it be set or lowered on a running pod): it is read from the pod
+// each time.
 func ActiveDeadline(pod *corev1.Pod, st *corev1.PodStatus) (time.Time, bool) {
-	if pod.Spec.ActiveDeadlineSeconds == nil || st == nil || st.StartTime == nil {
+	start := pod.Status.StartTime
+	if st != nil && st.StartTime != nil {
+		start = st.StartTime
+	}
+	if pod.Spec.ActiveDeadlineSeconds == nil || start == nil {
 		return time.Time{}, false
 	}
-	return st.StartTime.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second), true
+	return start.Add(time.Duration(*pod.Spec.ActiveDeadlineSeconds) * time.Second), true
 }
 
-// PastActiveDeadline reports whether the pod, with the status st, has been
-// active for its spec.activeDeadlineSeconds or longer at now.
+// PastActiveDeadline reports whether the pod, with the status st (or nil),
+// has been active for its spec.activeDeadlineSeconds or longer at now.
 func PastActiveDeadline(pod *corev1.Pod, st *corev1.PodStatus, now time.Time) bool {
 	at, ok := ActiveDeadline(pod, st)
 	return ok && !now.Before(at)

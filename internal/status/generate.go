@@ -35,7 +35,10 @@ type Input struct {
 	Terminal bool
 	// Previous is the status generated before for this pod, or nil. Its
 	// start time and condition transition times carry over, and a terminal
-	// phase in it is kept.
+	// phase in it is kept. Without a start time in it, the start time of
+	// the apiserver's status of the pod (Pod.Status) carries over, as the
+	// kubelet's does: a pod an agent restarted on keeps its start, and its
+	// active deadline counts from it.
 	Previous *corev1.PodStatus
 	// HostIPs are the node's IPs, primary first, at most one per family
 	// (as the Node's status reports them); nil when unknown. They become the
@@ -83,6 +86,9 @@ func Generate(in Input) corev1.PodStatus {
 	}
 
 	start := prev.StartTime
+	if start == nil {
+		start = pod.Status.StartTime
+	}
 	if start == nil {
 		t := metaTime(in.Now)
 		start = &t
