@@ -128,7 +128,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		s.timeline.Record(uid, timeline.KindWorker, "active deadline of %ds passed", *pod.Spec.ActiveDeadlineSeconds)
 		s.events.deadlineExceeded(pod)
 		st := s.store(pod, rs, nil, nil, false, prev)
-		return st.Phase == corev1.PodFailed, nil
+		return st.Phase == corev1.PodFailed || st.Phase == corev1.PodSucceeded, nil // one that ended before stays as it ended
 	}
 	mounts, err := s.vols.Setup(ctx, pod)
 	if err != nil {
