@@ -101,7 +101,7 @@ func New(opts Options) (*Agent, error) {
 		rt: a.adoption, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
 		timeline: a.timeline, events: a.events, hostIPs: opts.NodeIPs, desired: desired, finished: a.podFinished(opts.Objects),
 		clock: opts.Clock, log: log.WithName("syncer"),
-		pods: map[types.UID]*podRecord{}, probes: a.prober,
+		pods: map[types.UID]*podRecord{}, probes: a.prober, deadlines: newDeadlines(),
 	}
 	a.workers, err = podworkers.New(podworkers.Options{
 		Syncer: checkpointingSyncer{syncer: s, ckpt: a.ckpt}, Clock: opts.Clock, Logger: opts.Logger.WithName("podworkers"),
@@ -112,7 +112,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	a.loop = &syncLoop{
 		updates: opts.Updates, events: a.pleg.Events(), pods: a.pods, workers: a.workers,
-		probeUpdates: a.prober.Updates(), probes: a.prober,
+		probeUpdates: a.prober.Updates(), probes: a.prober, deadlines: s.deadlines,
 		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval, ckpt: a.ckpt,
 		admission: a.admission, statuses: a.statuses, api: a.api, podEvents: a.events,
 		objects: opts.Objects, objectChanges: newObjectChanges(),

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
@@ -16,7 +17,8 @@ import (
 //	UPDATE     index, checkpoint, sync with the new spec (a deletion timestamp kills)
 //	DELETE     index, kill with the pod's deletion grace period
 //	REMOVE     unindex, kill
-//	RECONCILE  index (only the status changed)
+//	RECONCILE  index (only the status changed); sync when a readiness
+//	           gate's condition changed, for the pod's Ready
 //
 // The merger, in its incremental mode, has already turned every full set a
 // source sent into these; a SET here is a wiring error, logged and dropped.
@@ -59,9 +61,21 @@ func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 				continue
 			}
 			l.pods.UpdatePod(pod)
+			l.reconcileReadiness(pod)
 		}
 	default:
 		l.log.Error(nil, "Config update dropped: the agent takes incremental updates only", "op", u.Op, "source", u.Source)
+	}
+}
+
+// reconcileReadiness syncs a running pod whose readiness gates' conditions
+// others changed in the apiserver: its Ready condition depends on them.
+func (l *syncLoop) reconcileReadiness(pod *corev1.Pod) {
+	if len(pod.Spec.ReadinessGates) == 0 || l.workers.IsPodTerminationRequested(pod.UID) {
+		return
+	}
+	if last := l.statuses.Status(pod.UID); last != nil && status.GateConditionsDiffer(pod, last) {
+		l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod})
 	}
 }
 

@@ -125,3 +125,11 @@ func (e *podEvents) failedMount(pod *corev1.Pod, err error) {
 	}
 	e.rec.Eventf(e.ref(pod), corev1.EventTypeWarning, status.ReasonFailedMount, "MountVolume.SetUp failed: %v", err)
 }
+
+// deadlineExceeded says the pod outlived its spec.activeDeadlineSeconds.
+func (e *podEvents) deadlineExceeded(pod *corev1.Pod) {
+	if e == nil || e.rec == nil {
+		return
+	}
+	e.rec.Eventf(e.ref(pod), corev1.EventTypeNormal, status.ReasonDeadlineExceeded, status.MessageDeadlineExceeded)
+}

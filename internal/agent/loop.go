@@ -27,6 +27,7 @@ type syncLoop struct {
 	probes       status.Probes
 	pods         *podmanager.Manager
 	workers      *podworkers.PodWorkers
+	deadlines    *deadlines
 	housekeeper  *housekeeper
 	ckpt         *checkpointer
 	admission    *portAdmission
@@ -106,9 +107,10 @@ func (l *syncLoop) handleEvent(e pleg.PodLifecycleEvent) {
 	}
 }
 
-// syncDue syncs the pods the workers' queue says are due.
+// syncDue syncs the pods the workers' queue says are due, and those whose
+// active deadline has passed.
 func (l *syncLoop) syncDue() {
-	for _, uid := range l.workers.DuePods() {
+	for _, uid := range append(l.workers.DuePods(), l.deadlines.due(l.clock.Now())...) {
 		if pod, ok := l.pods.PodByUID(uid); ok {
 			l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod})
 		}

@@ -87,7 +87,8 @@ type Options struct {
 	// containers (default 1m).
 	GCInterval time.Duration
 	// DueInterval is how often the work queue is polled for pods due a
-	// resync or at the end of a back-off (default 1s).
+	// resync or at the end of a back-off, and for pods whose active
+	// deadline has passed (default 1s).
 	DueInterval time.Duration
 	// TimelinePerPod bounds each pod's timeline (default 100 entries);
 	// TimelineRetention is how long the timeline of a pod that is gone is

@@ -56,6 +56,8 @@ type syncer struct {
 	clock    clock.PassiveClock
 	log      logr.Logger
 	probes   probeSet
+	// deadlines learns when each pod's active deadline passes.
+	deadlines *deadlines
 
 	mu   sync.Mutex
 	pods map[types.UID]*podRecord
@@ -98,6 +100,7 @@ func (s *syncer) synced(uid types.UID, at time.Time) {
 }
 
 func (s *syncer) forget(uid types.UID) {
+	s.deadlines.forget(uid)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.pods, uid)
@@ -118,6 +121,14 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		// A new worker: whatever status a worker of this UID left (a pod
 		// removed and put back) must not hold the new one in a terminal phase.
 		prev = nil
+	}
+	if status.PastActiveDeadline(pod, prev, s.clock.Now()) {
+		// Nothing more starts: the pod fails, and its worker stops what runs.
+		s.deadlines.forget(uid)
+		s.timeline.Record(uid, timeline.KindWorker, "active deadline of %ds passed", *pod.Spec.ActiveDeadlineSeconds)
+		s.events.deadlineExceeded(pod)
+		st := s.store(pod, rs, nil, nil, false, prev)
+		return st.Phase == corev1.PodFailed || st.Phase == corev1.PodSucceeded, nil // one that ended before stays as it ended
 	}
 	mounts, err := s.vols.Setup(ctx, pod)
 	if err != nil {
@@ -152,6 +163,11 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	}
 	st := s.store(pod, rs, &res, syncErr, res.Terminal, prev)
 	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
+	if at, ok := status.ActiveDeadline(pod, &st); ok && !terminal {
+		s.deadlines.set(uid, at)
+	} else {
+		s.deadlines.forget(uid)
+	}
 	if syncErr != nil {
 		return terminal, s.failed(uid, classify(pod, syncErr))
 	}

@@ -37,7 +37,7 @@ func TestSyncPodStoresItsFreshStatusInTheCache(t *testing.T) {
 	s := &syncer{
 		rt: rt, vols: vols, cache: cache, statuses: status.NewStore(nil, nil), timeline: timeline.New(0),
 		desired: func(types.UID) bool { return true }, finished: func(*corev1.Pod) {}, clock: clk,
-		log: testr.New(t), pods: map[types.UID]*podRecord{},
+		log: testr.New(t), pods: map[types.UID]*podRecord{}, deadlines: newDeadlines(),
 	}
 	pod := staticPod("web", "busybox", corev1.RestartPolicyAlways)
 
@@ -73,7 +73,7 @@ func TestSyncPodThatDidNothingWaitsForNoRelist(t *testing.T) {
 	s := &syncer{
 		rt: newFakeRuntime(root), vols: vols, cache: cache, statuses: status.NewStore(nil, nil), timeline: timeline.New(0),
 		desired: func(types.UID) bool { return true }, finished: func(*corev1.Pod) {}, clock: clock.RealClock{},
-		log: testr.New(t), pods: map[types.UID]*podRecord{},
+		log: testr.New(t), pods: map[types.UID]*podRecord{}, deadlines: newDeadlines(),
 	}
 	pod := staticPod("web", "busybox", corev1.RestartPolicyAlways)
 	for i := range 4 {

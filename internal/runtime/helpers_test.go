@@ -32,6 +32,11 @@ func withPolicy(rp corev1.RestartPolicy) func(*corev1.Pod) {
 	return func(p *corev1.Pod) { p.Spec.RestartPolicy = rp }
 }
 
+// withAppPolicy gives the first app container its own restart policy.
+func withAppPolicy(rp corev1.ContainerRestartPolicy) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Spec.Containers[0].RestartPolicy = &rp }
+}
+
 func withHostNetwork(p *corev1.Pod) { p.Spec.HostNetwork = true }
 
 func withInit(names ...string) func(*corev1.Pod) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // plan is what one SyncPod does to move a pod's runtime state toward its
@@ -114,7 +116,9 @@ func planNewSandbox(pod *corev1.Pod, status *PodStatus, attempt uint32, reason s
 		SandboxReason:  reason,
 	}
 	// A pod that never restarts does not come back after losing its
-	// sandbox, unless it never got as far as creating a container.
+	// sandbox, unless it never got as far as creating a container. (The
+	// kubelet looks at the pod's policy alone here, whatever its
+	// containers' own policies say.)
 	if pod.Spec.RestartPolicy == corev1.RestartPolicyNever && attempt > 0 && len(status.Containers) > 0 {
 		return finished(p, false, "sandbox lost ("+reason+") and restartPolicy is Never")
 	}
@@ -124,7 +128,7 @@ func planNewSandbox(pod *corev1.Pod, status *PodStatus, attempt uint32, reason s
 		c := &pod.Spec.Containers[i]
 		prev := status.LatestContainer(c.Name)
 		appCreated = appCreated || prev != nil
-		if pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && succeeded(prev) {
+		if podtypes.RunsOnce(&pod.Spec, c) && succeeded(prev) {
 			continue
 		}
 		apps = append(apps, startStep{Index: i, Name: c.Name, Reason: "new sandbox", Previous: prev})
@@ -155,22 +159,16 @@ func succeeded(c *ContainerStatus) bool {
 	return c != nil && c.State == ContainerStateExited && c.ExitCode == 0
 }
 
-// shouldRestart applies the pod's restart policy to a container that is not
-// running.
-func shouldRestart(pod *corev1.Pod, c *ContainerStatus) bool {
+// shouldRestart applies the restart rules and policies (the container's,
+// else the pod's) to a container that is not running.
+func shouldRestart(pod *corev1.Pod, spec *corev1.Container, c *ContainerStatus) bool {
 	if pod.DeletionTimestamp != nil {
 		return false
 	}
 	if c == nil || c.State != ContainerStateExited {
 		return true // never ran, or stuck in created or unknown
 	}
-	switch pod.Spec.RestartPolicy {
-	case corev1.RestartPolicyNever:
-		return false
-	case corev1.RestartPolicyOnFailure:
-		return c.ExitCode != 0
-	}
-	return true
+	return podtypes.RestartsAfterExit(&pod.Spec, spec, c.ExitCode)
 }
 
 func restartReason(c *ContainerStatus) string {

@@ -5,8 +5,8 @@ import (
 )
 
 // planApp plans the app containers of an initialized pod. A running
-// container is kept unless its spec changed; a stopped one restarts as the
-// restart policy says. When nothing runs and nothing is to start, the pod
+// container is kept unless its spec changed; a stopped one restarts as its
+// restart rules and policy, else the pod's policy, say. When nothing runs and nothing is to start, the pod
 // is done and its sandbox is stopped.
 func planApp(p *plan, pod *corev1.Pod, status *PodStatus) {
 	keep := 0
@@ -22,7 +22,7 @@ func planApp(p *plan, pod *corev1.Pod, status *PodStatus) {
 			p.Start = append(p.Start, startStep{Index: i, Name: c.Name, Reason: "spec changed", Previous: st})
 		case st != nil && st.State == ContainerStateRunning:
 			keep++
-		case shouldRestart(pod, st):
+		case shouldRestart(pod, c, st):
 			p.killIfUnknown(st)
 			p.Start = append(p.Start, startStep{Index: i, Name: c.Name, Reason: restartReason(st), Previous: st})
 		}

@@ -41,9 +41,9 @@ func planInit(p *plan, pod *corev1.Pod, status *PodStatus, started func(containe
 			p.startInit(i, c, "sidecar "+restartReason(st), st)
 		case st.State == ContainerStateExited && st.ExitCode == 0:
 			done = true
-		case st.State == ContainerStateExited && pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
+		case st.State == ContainerStateExited && !podtypes.RestartsAfterExit(&pod.Spec, c, st.ExitCode):
 			p.KillPod = true
-			*p = finished(*p, true, "init container "+c.Name+" "+restartReason(st)+" and restartPolicy is Never")
+			*p = finished(*p, true, "init container "+c.Name+" "+restartReason(st)+" and its restart policy does not restart it")
 		case st.State == ContainerStateExited && pod.DeletionTimestamp == nil:
 			p.startInit(i, c, restartReason(st), st)
 		case st.State != ContainerStateExited: // created or unknown: start over

@@ -30,6 +30,18 @@ func TestComputePlan(t *testing.T) {
 	targeted := newPod(withEphemeral("debug", "app"))
 	debugInit := newPod(withInit("i0"), withEphemeral("debug", ""))
 	debugNever := newPod(withPolicy(corev1.RestartPolicyNever), withEphemeral("debug", ""))
+	// Container-level restart policies and rules (ContainerRestartRules).
+	appNever := newPod(withAppPolicy(corev1.ContainerRestartPolicyNever)) // under the pod's Always
+	appAlways := newPod(withPolicy(corev1.RestartPolicyNever), withAppPolicy(corev1.ContainerRestartPolicyAlways))
+	appOnFailure := newPod(withPolicy(corev1.RestartPolicyNever), withAppPolicy(corev1.ContainerRestartPolicyOnFailure))
+	rule42 := newPod(withPolicy(corev1.RestartPolicyNever), withAppPolicy(corev1.ContainerRestartPolicyNever), func(p *corev1.Pod) {
+		p.Spec.Containers[0].RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestart,
+			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+	})
+	initOnFailure := newPod(withInit("i0"), withPolicy(corev1.RestartPolicyNever), func(p *corev1.Pod) {
+		onFailure := corev1.ContainerRestartPolicyOnFailure
+		p.Spec.InitContainers[0].RestartPolicy = &onFailure
+	})
 
 	sb1, sb2 := readySandbox("sb1", 0), readySandbox("sb2", 1)
 	noIP := readySandbox("sb1", 0)
@@ -115,6 +127,51 @@ func TestComputePlan(t *testing.T) {
 		status: status(sandboxes(sb1), exited(never, "app", "c1", "sb1", 3)),
 		want:   plan{SandboxID: "sb1", KillPod: true, Done: true, DoneReason: "every container terminated and none restarts"},
 	}, {
+		name:   "container Never under the pod's Always: a failed container stays dead and the pod is done",
+		pod:    appNever,
+		status: status(sandboxes(sb1), exited(appNever, "app", "c1", "sb1", 1)),
+		want:   plan{SandboxID: "sb1", KillPod: true, Done: true, DoneReason: "every container terminated and none restarts"},
+	}, {
+		name:   "container Always under the pod's Never: restarted",
+		pod:    appAlways,
+		status: status(sandboxes(sb1), exited(appAlways, "app", "c1", "sb1", 1)),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "exited with code 1", Previous: prev(exited(appAlways, "app", "c1", "sb1", 1))}}},
+	}, {
+		name:   "container OnFailure under the pod's Never: a failure restarts it",
+		pod:    appOnFailure,
+		status: status(sandboxes(sb1), exited(appOnFailure, "app", "c1", "sb1", 1)),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "exited with code 1", Previous: prev(exited(appOnFailure, "app", "c1", "sb1", 1))}}},
+	}, {
+		name:   "container OnFailure under the pod's Never: a success ends it",
+		pod:    appOnFailure,
+		status: status(sandboxes(sb1), exited(appOnFailure, "app", "c1", "sb1", 0)),
+		want:   plan{SandboxID: "sb1", KillPod: true, Done: true, DoneReason: "every container terminated and none restarts"},
+	}, {
+		name:   "restart rule: an exit code In its values restarts the container",
+		pod:    rule42,
+		status: status(sandboxes(sb1), exited(rule42, "app", "c1", "sb1", 42)),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Index: 0, Name: "app", Reason: "exited with code 42", Previous: prev(exited(rule42, "app", "c1", "sb1", 42))}}},
+	}, {
+		name:   "restart rule: another exit code leaves it to the container's Never",
+		pod:    rule42,
+		status: status(sandboxes(sb1), exited(rule42, "app", "c1", "sb1", 1)),
+		want:   plan{SandboxID: "sb1", KillPod: true, Done: true, DoneReason: "every container terminated and none restarts"},
+	}, {
+		name:   "container OnFailure, new sandbox: a container that succeeded does not start again",
+		pod:    newPod(withAppPolicy(corev1.ContainerRestartPolicyOnFailure), withApp("side")),
+		status: status(sandboxes(deadSandbox("sb1", 0)), exited(appOnFailure, "app", "c1", "sb1", 0)),
+		want: plan{KillPod: true, CreateSandbox: true, SandboxAttempt: 1, SandboxReason: "sandbox is not ready",
+			Start: []startStep{{Index: 1, Name: "side", Reason: "new sandbox"}}},
+	}, {
+		name:   "init container OnFailure under the pod's Never: a failure is retried",
+		pod:    initOnFailure,
+		status: status(sandboxes(sb1), exited(initOnFailure, "i0", "c1", "sb1", 1)),
+		want: plan{SandboxID: "sb1",
+			Start: []startStep{{Init: true, Index: 0, Name: "i0", Reason: "exited with code 1", Previous: prev(exited(initOnFailure, "i0", "c1", "sb1", 1))}}},
+	}, {
 		name:   "a container in an unknown state is killed before its restart",
 		pod:    pod,
 		status: status(sandboxes(sb1), inState(pod, "app", "c1", "sb1", ContainerStateUnknown)),
@@ -182,7 +239,7 @@ func TestComputePlan(t *testing.T) {
 		pod:    initsNever,
 		status: status(sandboxes(sb1), exited(initsNever, "i1", "c2", "sb1", 2), exited(initsNever, "i0", "c1", "sb1", 0)),
 		want: plan{SandboxID: "sb1", KillPod: true, Done: true, Failed: true,
-			DoneReason: "init container i1 exited with code 2 and restartPolicy is Never"},
+			DoneReason: "init container i1 exited with code 2 and its restart policy does not restart it"},
 	}, {
 		name:   "init containers: once an app container ran in the sandbox, init is done even if its containers were removed",
 		pod:    inits,

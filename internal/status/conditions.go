@@ -17,12 +17,28 @@ const (
 	ReasonContainersNotInitialized = "ContainersNotInitialized"
 	ReasonContainersNotReady       = "ContainersNotReady"
 	ReasonPodCompleted             = "PodCompleted"
+	// ReasonReadinessGatesNotReady: the containers are ready, but a
+	// condition the pod's spec.readinessGates name is missing or not True.
+	ReasonReadinessGatesNotReady = "ReadinessGatesNotReady"
 	// ReasonFailedMount: the pod's volumes could not be set up.
 	ReasonFailedMount = "FailedMount"
 )
 
-// conditions computes the pod's conditions, in the kubelet's order. A
-// condition keeps its previous transition time while its status stays.
+// ownedConditions are the condition types the agent computes; any other
+// condition of a pod (a readiness gate's, a controller's) is someone
+// else's, set in the apiserver, and the agent only carries it.
+var ownedConditions = []corev1.PodConditionType{
+	corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled,
+}
+
+// Owned reports whether the agent computes conditions of type t: a
+// writer of pod status keeps every other condition as the apiserver has it.
+func Owned(t corev1.PodConditionType) bool { return slices.Contains(ownedConditions, t) }
+
+// conditions computes the pod's conditions: the ones others set in the
+// apiserver's status of the pod (pod.Status) as they are, then the
+// agent's own, in the kubelet's order. An own condition keeps its previous
+// transition time while its status stays.
 func conditions(pod *corev1.Pod, rs *runtime.PodStatus, st, prev *corev1.PodStatus, now time.Time, volumesErr error) []corev1.PodCondition {
 	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
 	notInit := notInitialized(pod, st.InitContainerStatuses)
@@ -31,13 +47,69 @@ func conditions(pod *corev1.Pod, rs *runtime.PodStatus, st, prev *corev1.PodStat
 	if volumesErr != nil {
 		volReason, volMessage = ReasonFailedMount, volumesErr.Error()
 	}
-	return []corev1.PodCondition{
+	out := foreignConditions(pod.Status.Conditions)
+	podReady, podReason, podMessage := ready, reason, message
+	if ready {
+		podReady, podReason, podMessage = gatesReady(pod, out)
+	}
+	return append(out,
 		condition(corev1.PodReadyToStartContainers, sandboxReady(rs) && !terminal && volumesErr == nil, volReason, volMessage, prev, now),
 		condition(corev1.PodInitialized, len(notInit) == 0, ReasonContainersNotInitialized, unready("incomplete", notInit), prev, now),
-		condition(corev1.PodReady, ready, reason, message, prev, now),
+		condition(corev1.PodReady, podReady, podReason, podMessage, prev, now),
 		condition(corev1.ContainersReady, ready, reason, message, prev, now),
 		condition(corev1.PodScheduled, true, "", "", prev, now),
+	)
+}
+
+// foreignConditions copies the conditions of list the agent does not own.
+func foreignConditions(list []corev1.PodCondition) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	for _, c := range list {
+		if !Owned(c.Type) {
+			out = append(out, *c.DeepCopy())
+		}
 	}
+	return out
+}
+
+// gatesReady is the Ready condition of a pod whose containers are ready:
+// true when the condition each of its readiness gates names is True among
+// conds, else false with the kubelet's reason and a message per gate.
+func gatesReady(pod *corev1.Pod, conds []corev1.PodCondition) (ready bool, reason, message string) {
+	var why []string
+	for _, g := range pod.Spec.ReadinessGates {
+		i := slices.IndexFunc(conds, func(c corev1.PodCondition) bool { return c.Type == g.ConditionType })
+		switch {
+		case i < 0:
+			why = append(why, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", g.ConditionType))
+		case conds[i].Status != corev1.ConditionTrue:
+			why = append(why, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", g.ConditionType, conds[i].Status))
+		}
+	}
+	if len(why) > 0 {
+		return false, ReasonReadinessGatesNotReady, strings.Join(why, ", ")
+	}
+	return true, "", ""
+}
+
+// GateConditionsDiffer reports whether the conditions pod's readiness gates
+// name differ between the apiserver's status of the pod (pod.Status) and
+// st, the status generated last: the pod's Ready condition must then be
+// computed again.
+func GateConditionsDiffer(pod *corev1.Pod, st *corev1.PodStatus) bool {
+	find := func(list []corev1.PodCondition, t corev1.PodConditionType) *corev1.PodCondition {
+		if i := slices.IndexFunc(list, func(c corev1.PodCondition) bool { return c.Type == t }); i >= 0 {
+			return &list[i]
+		}
+		return nil
+	}
+	for _, g := range pod.Spec.ReadinessGates {
+		a, b := find(pod.Status.Conditions, g.ConditionType), find(st.Conditions, g.ConditionType)
+		if (a == nil) != (b == nil) || a != nil && a.Status != b.Status {
+			return true
+		}
+	}
+	return false
 }
 
 // condition builds one condition; reason and message apply when it is

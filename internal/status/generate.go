@@ -35,7 +35,10 @@ type Input struct {
 	Terminal bool
 	// Previous is the status generated before for this pod, or nil. Its
 	// start time and condition transition times carry over, and a terminal
-	// phase in it is kept.
+	// phase in it is kept. Without a start time in it, the start time of
+	// the apiserver's status of the pod (Pod.Status) carries over, as the
+	// kubelet's does: a pod an agent restarted on keeps its start, and its
+	// active deadline counts from it.
 	Previous *corev1.PodStatus
 	// HostIPs are the node's IPs, primary first, at most one per family
 	// (as the Node's status reports them); nil when unknown. They become the
@@ -83,9 +86,23 @@ func Generate(in Input) corev1.PodStatus {
 		}
 	}
 
+	start := prev.StartTime
+	if start == nil {
+		start = pod.Status.StartTime
+	}
+	if start == nil {
+		t := metaTime(in.Now)
+		start = &t
+	}
+	st.StartTime = start
+	st.Reason, st.Message = prev.Reason, prev.Message
 	st.Phase = podPhase(pod, st.InitContainerStatuses, st.ContainerStatuses, in.Terminal)
-	if final(prev.Phase) {
+	switch {
+	case final(prev.Phase):
 		st.Phase = prev.Phase
+	case PastActiveDeadline(pod, &st, in.Now):
+		// What still runs is stopped as the pod terminates.
+		st.Phase, st.Reason, st.Message = corev1.PodFailed, ReasonDeadlineExceeded, MessageDeadlineExceeded
 	}
 	if final(st.Phase) {
 		for i := range st.ContainerStatuses {
@@ -94,15 +111,8 @@ func Generate(in Input) corev1.PodStatus {
 	}
 
 	setIPs(&st, pod.Spec.HostNetwork, rs.IPs, in.HostIPs)
-	start := prev.StartTime
-	if start == nil {
-		t := metaTime(in.Now)
-		start = &t
-	}
-	st.StartTime = start
 	st.QOSClass = qosClass(pod)
 	st.Conditions = conditions(pod, rs, &st, prev, in.Now, in.VolumesErr)
-	st.Reason, st.Message = prev.Reason, prev.Message
 	return st
 }
 

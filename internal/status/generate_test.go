@@ -355,3 +355,43 @@ func isTrue(conds []corev1.PodCondition, typ corev1.PodConditionType) bool {
 	}
 	return false
 }
+
+func TestGenerateActiveDeadline(t *testing.T) {
+	rs := &runtime.PodStatus{Sandboxes: readySandbox(), Containers: []runtime.ContainerStatus{running("main", "c1")}}
+	started := metav1.NewTime(t0)
+	for _, tc := range []struct {
+		name     string
+		deadline *int64
+		prev     corev1.PodStatus
+		apiStart *metav1.Time // the start time in the apiserver's status
+		now      time.Time
+		phase    corev1.PodPhase
+		reason   string
+	}{
+		{"no deadline", nil, corev1.PodStatus{StartTime: &started}, nil, t0.Add(time.Hour), corev1.PodRunning, ""},
+		{"before the deadline", new(int64(60)), corev1.PodStatus{StartTime: &started}, nil, t0.Add(59 * time.Second), corev1.PodRunning, ""},
+		{"at the deadline", new(int64(60)), corev1.PodStatus{StartTime: &started}, nil, t0.Add(60 * time.Second), corev1.PodFailed, ReasonDeadlineExceeded},
+		{"past it", new(int64(5)), corev1.PodStatus{StartTime: &started}, nil, t0.Add(time.Minute), corev1.PodFailed, ReasonDeadlineExceeded},
+		{"first status: starts now", new(int64(5)), corev1.PodStatus{}, nil, t0.Add(time.Hour), corev1.PodRunning, ""},
+		{"first status of a pod the apiserver says started: its start counts", new(int64(5)), corev1.PodStatus{}, &started, t0.Add(time.Minute), corev1.PodFailed, ReasonDeadlineExceeded},
+		{"succeeded before: stays so", new(int64(5)), corev1.PodStatus{StartTime: &started, Phase: corev1.PodSucceeded}, nil, t0.Add(time.Minute), corev1.PodSucceeded, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := testPod(corev1.RestartPolicyAlways, nil, "main")
+			pod.Spec.ActiveDeadlineSeconds = tc.deadline
+			pod.Status.StartTime = tc.apiStart
+			st := Generate(Input{Pod: pod, Runtime: rs, Previous: &tc.prev, Now: tc.now})
+			if st.Phase != tc.phase || st.Reason != tc.reason {
+				t.Errorf("phase %s reason %q, want %s %q", st.Phase, st.Reason, tc.phase, tc.reason)
+			}
+			if tc.reason != "" {
+				if st.Message != MessageDeadlineExceeded {
+					t.Errorf("message %q", st.Message)
+				}
+				if st.ContainerStatuses[0].Ready {
+					t.Error("a container of a failed pod is ready")
+				}
+			}
+		})
+	}
+}

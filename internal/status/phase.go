@@ -7,15 +7,20 @@ import (
 )
 
 // podPhase derives the pod's phase from its container statuses, as the
-// kubelet's getPhase does. terminal says nothing of the pod will run again
-// (it finished, or was stopped): the phase is then Succeeded or Failed
-// whatever the restart policy.
+// kubelet's getPhase does with container restart rules: a container that
+// exited counts as restarting if its restart rules and policy (else the
+// pod's policy) restart it after that exit. terminal says nothing of the
+// pod will run again (it finished, or was stopped): the phase is then
+// Succeeded or Failed whatever the policies.
 func podPhase(pod *corev1.Pod, initStatuses, statuses []corev1.ContainerStatus, terminal bool) corev1.PodPhase {
-	policy := pod.Spec.RestartPolicy
+	restarts := func(c *corev1.Container, exitCode int32) bool {
+		return podtypes.RestartsAfterExit(&pod.Spec, c, exitCode)
+	}
 	pendingInit, failedInit := 0, 0
-	for _, c := range pod.Spec.InitContainers {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
 		cs := statusOf(initStatuses, c.Name)
-		sidecar := podtypes.IsSidecar(&c)
+		sidecar := podtypes.IsSidecar(c)
 		switch {
 		case cs == nil:
 			pendingInit++
@@ -27,12 +32,12 @@ func podPhase(pod *corev1.Pod, initStatuses, statuses []corev1.ContainerStatus, 
 		case cs.State.Running != nil:
 			pendingInit++
 		case cs.State.Terminated != nil:
-			if cs.State.Terminated.ExitCode != 0 {
+			if code := cs.State.Terminated.ExitCode; code != 0 && !restarts(c, code) {
 				failedInit++
 			}
 		case cs.State.Waiting != nil:
 			if last := cs.LastTerminationState.Terminated; last != nil {
-				if last.ExitCode != 0 {
+				if last.ExitCode != 0 && !restarts(c, last.ExitCode) {
 					failedInit++
 				}
 			} else {
@@ -43,8 +48,9 @@ func podPhase(pod *corev1.Pod, initStatuses, statuses []corev1.ContainerStatus, 
 		}
 	}
 
-	unknown, running, waiting, stopped, succeeded := 0, 0, 0, 0, 0
-	for _, c := range pod.Spec.Containers {
+	unknown, running, waiting, stopped, succeeded, restarting := 0, 0, 0, 0, 0, 0
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
 		cs := statusOf(statuses, c.Name)
 		switch {
 		case cs == nil:
@@ -53,12 +59,19 @@ func podPhase(pod *corev1.Pod, initStatuses, statuses []corev1.ContainerStatus, 
 			running++
 		case cs.State.Terminated != nil:
 			stopped++
-			if cs.State.Terminated.ExitCode == 0 {
+			code := cs.State.Terminated.ExitCode
+			if code == 0 {
 				succeeded++
 			}
+			if restarts(c, code) {
+				restarting++
+			}
 		case cs.State.Waiting != nil:
-			if cs.LastTerminationState.Terminated != nil {
-				stopped++ // restarting
+			if last := cs.LastTerminationState.Terminated; last != nil {
+				stopped++
+				if restarts(c, last.ExitCode) {
+					restarting++
+				}
 			} else {
 				waiting++
 			}
@@ -67,8 +80,8 @@ func podPhase(pod *corev1.Pod, initStatuses, statuses []corev1.ContainerStatus, 
 		}
 	}
 
-	if failedInit > 0 && policy == corev1.RestartPolicyNever {
-		return corev1.PodFailed
+	if failedInit > 0 {
+		return corev1.PodFailed // an init container failed and is not retried
 	}
 	switch {
 	case pendingInit > 0 && !terminal:
@@ -79,20 +92,18 @@ func podPhase(pod *corev1.Pod, initStatuses, statuses []corev1.ContainerStatus, 
 		return corev1.PodRunning
 	case terminal:
 		// Nothing runs or will run again.
-		if failedInit == 0 && pendingInit == 0 && stopped == len(pod.Spec.Containers) && stopped == succeeded {
+		if pendingInit == 0 && stopped == len(pod.Spec.Containers) && stopped == succeeded {
 			return corev1.PodSucceeded
 		}
 		return corev1.PodFailed
 	case running == 0 && stopped > 0 && unknown == 0:
 		switch {
-		case policy == corev1.RestartPolicyAlways:
-			return corev1.PodRunning // restarting
+		case restarting > 0:
+			return corev1.PodRunning
 		case stopped == succeeded:
 			return corev1.PodSucceeded
-		case policy == corev1.RestartPolicyNever:
-			return corev1.PodFailed
 		}
-		return corev1.PodRunning // OnFailure: restarting the failed ones
+		return corev1.PodFailed
 	}
 	return corev1.PodPending
 }

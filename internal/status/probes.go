@@ -81,9 +81,17 @@ func WithProbes(pod *corev1.Pod, st *corev1.PodStatus, probes Probes, now time.T
 		}
 	}
 	ready, reason, message := readiness(pod, &out)
+	podReady, podReason, podMessage := ready, reason, message
+	if ready {
+		// The readiness gates' conditions as the status carries them.
+		podReady, podReason, podMessage = gatesReady(pod, out.Conditions)
+	}
 	for i, c := range out.Conditions {
-		if c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
+		switch c.Type {
+		case corev1.ContainersReady:
 			out.Conditions[i] = condition(c.Type, ready, reason, message, st, now)
+		case corev1.PodReady:
+			out.Conditions[i] = condition(c.Type, podReady, podReason, podMessage, st, now)
 		}
 	}
 	return out

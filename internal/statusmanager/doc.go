@@ -10,6 +10,9 @@
 //   - only a change is written, as a strategic merge patch of the status
 //     with the target's UID as a precondition, computed against what was
 //     last written, so no read precedes a write;
+//   - what others own in a pod's status (conditions of types the agent does
+//     not compute, such as a readiness gate's, and the resource claims'
+//     statuses) is written as the apiserver holds it, never removed;
 //   - bursts coalesce in a work queue keyed by pod, so the newest status
 //     wins; failures are retried with back-off;
 //   - a periodic resync compares every status with what the apiserver

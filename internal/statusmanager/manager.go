@@ -119,7 +119,7 @@ func (m *Manager) Run(ctx context.Context, client corev1client.PodsGetter) error
 func (m *Manager) resync() {
 	for _, e := range m.opts.Statuses.List() {
 		target, ok := m.target(e.Pod)
-		if ok && !equal(&target.Status, normalize(e.Status)) {
+		if ok && !equal(&target.Status, merge(normalize(e.Status), &target.Status)) {
 			m.queue.Add(e.Pod.UID)
 		}
 	}
@@ -137,7 +137,7 @@ func (m *Manager) sync(ctx context.Context, client corev1client.PodsGetter, uid 
 	if !ok {
 		return nil // a new mirror, or its removal, queues the pod again
 	}
-	want := normalize(e.Status)
+	want := merge(normalize(e.Status), &target.Status)
 	base := m.base(uid, target)
 	if equal(base, want) {
 		return m.deleteFinished(ctx, client, uid, target)
@@ -240,7 +240,7 @@ func (m *Manager) Synced(uid types.UID) (types.UID, bool) {
 	if !ok {
 		return "", false
 	}
-	return target.UID, equal(m.base(uid, target), normalize(e.Status))
+	return target.UID, equal(m.base(uid, target), merge(normalize(e.Status), &target.Status))
 }
 
 func equal(a, b *corev1.PodStatus) bool { return equality.Semantic.DeepEqual(a, b) }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -315,5 +316,54 @@ func TestNeverDeletesAPodNotBeingDeletedOrAMirror(t *testing.T) {
 	f.sync(t, web.UID)
 	if deletes != 0 {
 		t.Fatalf("%d deletes of a pod whose deletion nobody asked for, or of a mirror", deletes)
+	}
+}
+
+// A condition someone else set in the apiserver (a readiness gate's) is
+// never removed by the agent's writes, whether the agent's status carries
+// it, an older value of it, or nothing of it.
+func TestKeepsConditionsOthersOwn(t *testing.T) {
+	gate := corev1.PodConditionType("example.com/gate")
+	withGate := func(s corev1.ConditionStatus) *corev1.Pod {
+		p := apiPod("u3")
+		p.Status.Conditions = []corev1.PodCondition{{Type: gate, Status: s}}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		// agentSaw is the gate's status in the agent's copy of the pod
+		// when it generated its status; "" for none.
+		agentSaw corev1.ConditionStatus
+	}{
+		{"the agent's status lacks it", ""},
+		{"the agent's status has an older value", corev1.ConditionFalse},
+		{"the agent's status has the same value", corev1.ConditionTrue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := withGate(corev1.ConditionTrue)
+			f := newFixture(t, pod)
+			f.pods.AddPod(pod)
+			st := running(corev1.ConditionFalse, f.clock.Now())
+			if tc.agentSaw != "" {
+				st.Conditions = append([]corev1.PodCondition{{Type: gate, Status: tc.agentSaw}}, st.Conditions...)
+			}
+			f.statuses.Set(pod, st)
+			f.sync(t, pod.UID)
+			got := f.observe(t, "ns", "api")
+			var types []string
+			for _, c := range got.Status.Conditions {
+				types = append(types, string(c.Type)+"="+string(c.Status))
+			}
+			want := []string{"example.com/gate=True", "PodScheduled=True", "Ready=False"}
+			if diff := cmp.Diff(want, types); diff != "" {
+				t.Errorf("conditions in the apiserver (-want +got):\n%s", diff)
+			}
+			// Nothing is left to write: the resync finds no drift.
+			f.clock.Step(time.Minute)
+			f.m.resync()
+			if n := f.m.queue.Len(); n != 0 {
+				t.Errorf("resync queued %d pods; the merged status should match", n)
+			}
+		})
 	}
 }

@@ -10,9 +10,12 @@ import (
 )
 
 var (
-	pullPolicies  = []string{string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever)}
-	protocols     = []string{string(corev1.ProtocolTCP), string(corev1.ProtocolUDP), string(corev1.ProtocolSCTP)}
-	messagePolicy = []string{string(corev1.TerminationMessageReadFile), string(corev1.TerminationMessageFallbackToLogsOnError)}
+	pullPolicies             = []string{string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever)}
+	protocols                = []string{string(corev1.ProtocolTCP), string(corev1.ProtocolUDP), string(corev1.ProtocolSCTP)}
+	messagePolicy            = []string{string(corev1.TerminationMessageReadFile), string(corev1.TerminationMessageFallbackToLogsOnError)}
+	containerRestartPolicies = []string{string(corev1.ContainerRestartPolicyAlways), string(corev1.ContainerRestartPolicyOnFailure),
+		string(corev1.ContainerRestartPolicyNever)}
+	exitCodeOperators = []string{string(corev1.ContainerRestartRuleOnExitCodesOpIn), string(corev1.ContainerRestartRuleOnExitCodesOpNotIn)}
 )
 
 // validateContainers checks one list of containers. names holds the
@@ -48,6 +51,33 @@ func validateContainers(containers []corev1.Container, p *field.Path, volumes, n
 		}
 		errs = append(errs, validateResources(&c.Resources, cp.Child("resources"))...)
 		errs = append(errs, validateProbes(c, cp, init)...)
+		errs = append(errs, validateRestart(c, cp)...)
+	}
+	return errs
+}
+
+// validateRestart checks a container's own restart policy and rules
+// (ContainerRestartRules): the rules need a policy to fall back on, and
+// only the action Restart on exit codes is known.
+func validateRestart(c *corev1.Container, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if c.RestartPolicy != nil && !contains(containerRestartPolicies, string(*c.RestartPolicy)) {
+		errs = append(errs, field.NotSupported(p.Child("restartPolicy"), *c.RestartPolicy, containerRestartPolicies))
+	}
+	if len(c.RestartPolicyRules) > 0 && c.RestartPolicy == nil {
+		errs = append(errs, field.Required(p.Child("restartPolicy"), "restartPolicyRules need the container's restartPolicy"))
+	}
+	for i, r := range c.RestartPolicyRules {
+		rp := p.Child("restartPolicyRules").Index(i)
+		if r.Action != corev1.ContainerRestartRuleActionRestart {
+			errs = append(errs, field.NotSupported(rp.Child("action"), r.Action, []string{string(corev1.ContainerRestartRuleActionRestart)}))
+		}
+		switch {
+		case r.ExitCodes == nil:
+			errs = append(errs, field.Required(rp.Child("exitCodes"), "a rule matches on exit codes"))
+		case !contains(exitCodeOperators, string(r.ExitCodes.Operator)):
+			errs = append(errs, field.NotSupported(rp.Child("exitCodes", "operator"), r.ExitCodes.Operator, exitCodeOperators))
+		}
 	}
 	return errs
 }

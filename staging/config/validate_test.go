@@ -66,6 +66,11 @@ func TestParseManifestValidation(t *testing.T) {
 		{"exec probe without a command", podWithSpec(c + "    startupProbe: {exec: {}}\n"), "spec.containers[0].startupProbe.exec.command", "runs a command"},
 		{"grpc port", podWithSpec(c + "    livenessProbe: {grpc: {port: 0}}\n"), "spec.containers[0].livenessProbe.grpc.port", "between 1 and 65535"},
 		{"probe of an init container", podWithSpec(c + "  initContainers:\n  - name: init\n    image: i\n    readinessProbe: {exec: {command: [x]}}\n"), "spec.initContainers[0].readinessProbe", "only as a sidecar"},
+		{"bad container restart policy", podWithSpec(c + "    restartPolicy: Sometimes\n"), "spec.containers[0].restartPolicy", `"Sometimes"`},
+		{"restart rules without a container policy", podWithSpec(c + "    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]\n"), "spec.containers[0].restartPolicy", "need the container's restartPolicy"},
+		{"restart rule action", podWithSpec(c + "    restartPolicy: Never\n    restartPolicyRules: [{action: Retry, exitCodes: {operator: In, values: [42]}}]\n"), "spec.containers[0].restartPolicyRules[0].action", `"Retry"`},
+		{"restart rule operator", podWithSpec(c + "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: Is, values: [42]}}]\n"), "spec.containers[0].restartPolicyRules[0].exitCodes.operator", `"Is"`},
+		{"restart rule without exit codes", podWithSpec(c + "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart}]\n"), "spec.containers[0].restartPolicyRules[0].exitCodes", "Required value"},
 		{"ephemeral containers", podWithSpec(c + "  ephemeralContainers: [{name: dbg, image: busybox}]\n"), "spec.ephemeralContainers", "ephemeral"},
 		{"image pull secret", podWithSpec("  imagePullSecrets: [{name: x}]\n" + c), "spec.imagePullSecrets", "may not reference secrets"},
 		{"required secret env", podWithSpec(c + "    env: [{name: S, valueFrom: {secretKeyRef: {name: x, key: k}}}]\n"), "spec.containers[0].env[0].valueFrom.secretKeyRef", "mark the reference optional: true"},
@@ -112,6 +117,10 @@ func TestParseManifestAcceptsAFullPod(t *testing.T) {
     volumeMounts: [{name: data, mountPath: /var/lib/etcd}, {name: info, mountPath: /etc/podinfo}]
     resources: {requests: {cpu: 100m}, limits: {cpu: "1", memory: 1Gi}}
     livenessProbe: {httpGet: {port: 2381, path: /health}}
+  - name: job
+    image: busybox:1.36
+    restartPolicy: Never
+    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]
   volumes:
   - {name: data, hostPath: {path: /var/lib/etcd, type: DirectoryOrCreate}}
   - {name: info, downwardAPI: {items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}]}}
