@@ -57,7 +57,7 @@ func Admit(pod *corev1.Pod, node *corev1.Node, admitted []*corev1.Pod) Result {
 	}
 	// Only a critical pod survives a resource shortfall, so the arithmetic
 	// is skipped for it.
-	if !critical(pod) {
+	if !Critical(pod) {
 		if r := fit(pod, node, admitted); r.Reason != "" {
 			return r
 		}
@@ -80,8 +80,11 @@ func predicateFailed(name, why string) Result {
 	return Result{name, fmt.Sprintf("Predicate %s failed: %s", name, why)}
 }
 
-// critical is the kubelet's notion: pods the node itself needs.
-func critical(pod *corev1.Pod) bool {
+// Critical is the kubelet's notion: pods the node itself needs (static
+// and mirror pods, and those of system-cluster-critical priority or
+// more). A resource shortfall never refuses them, nor does the node
+// evict them.
+func Critical(pod *corev1.Pod) bool {
 	return podtypes.IsStaticPod(pod) || podtypes.IsMirrorPod(pod) ||
 		(pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority)
 }

@@ -29,11 +29,13 @@ type Agent struct {
 	timeline  *timeline.Log
 	loop      *syncLoop
 	collector *collector
-	ckpt      *checkpointer
-	adoption  *adoptionRuntime
-	admission *portAdmission
-	metrics   *agentMetrics
-	prober    *prober.Manager
+	// storageLimits evicts pods over their emptyDir sizeLimit.
+	storageLimits *storageLimits
+	ckpt          *checkpointer
+	adoption      *adoptionRuntime
+	admission     *portAdmission
+	metrics       *agentMetrics
+	prober        *prober.Manager
 	// api is nil in standalone mode.
 	api      *apiSync
 	events   *podEvents
@@ -101,7 +103,7 @@ func New(opts Options) (*Agent, error) {
 		rt: a.adoption, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
 		timeline: a.timeline, events: a.events, hostIPs: opts.NodeIPs, desired: desired, finished: a.podFinished(opts.Objects),
 		clock: opts.Clock, log: log.WithName("syncer"),
-		pods: map[types.UID]*podRecord{}, probes: a.prober, deadlines: newDeadlines(),
+		pods: map[types.UID]*podRecord{}, probes: a.prober, deadlines: newDeadlines(), evictions: newEvictions(),
 	}
 	a.workers, err = podworkers.New(podworkers.Options{
 		Syncer: checkpointingSyncer{syncer: s, ckpt: a.ckpt}, Clock: opts.Clock, Logger: opts.Logger.WithName("podworkers"),
@@ -124,6 +126,15 @@ func New(opts Options) (*Agent, error) {
 			podsDir: filepath.Join(opts.RootDir, "pods"), retention: opts.TimelineRetention,
 			clock: opts.Clock, log: log.WithName("housekeeping"), ckpt: a.ckpt,
 			held: func(uid types.UID) bool { return a.admission.isRefused(uid) || a.loop.apiAdmission.isWaiting(uid) },
+		},
+	}
+	a.storageLimits = &storageLimits{
+		pods: a.pods, statuses: a.statuses, vols: opts.Volumes, evictions: s.evictions, events: a.events,
+		timeline: a.timeline, interval: opts.HousekeepingInterval, clock: opts.Clock, log: log.WithName("eviction"),
+		sync: func(o podworkers.UpdatePodOptions) {
+			if err := a.workers.UpdatePod(o); err != nil {
+				log.V(2).Info("Pod update not taken", "err", err)
+			}
 		},
 	}
 	a.collector = &collector{
@@ -160,6 +171,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return a.workers.Run(gctx) })
 	g.Go(func() error { return a.pleg.Start(gctx) })
 	g.Go(func() error { return a.collector.run(gctx) })
+	g.Go(func() error { return a.storageLimits.run(gctx) })
 	g.Go(func() error { return a.loop.run(gctx) })
 	g.Go(func() error { return a.prober.Run(gctx) })
 	err := g.Wait()

@@ -127,6 +127,14 @@ func (e *podEvents) failedMount(pod *corev1.Pod, err error) {
 }
 
 // deadlineExceeded says the pod outlived its spec.activeDeadlineSeconds.
+// evicted records that the node evicts the pod, and why.
+func (e *podEvents) evicted(pod *corev1.Pod, why string) {
+	if e == nil || e.rec == nil {
+		return
+	}
+	e.rec.Eventf(e.ref(pod), corev1.EventTypeWarning, status.ReasonEvicted, "%s", why)
+}
+
 func (e *podEvents) deadlineExceeded(pod *corev1.Pod) {
 	if e == nil || e.rec == nil {
 		return

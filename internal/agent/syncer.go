@@ -58,6 +58,8 @@ type syncer struct {
 	probes   probeSet
 	// deadlines learns when each pod's active deadline passes.
 	deadlines *deadlines
+	// evictions are the pods the node evicts.
+	evictions *evictions
 
 	mu   sync.Mutex
 	pods map[types.UID]*podRecord
@@ -101,6 +103,7 @@ func (s *syncer) synced(uid types.UID, at time.Time) {
 
 func (s *syncer) forget(uid types.UID) {
 	s.deadlines.forget(uid)
+	s.evictions.forget(uid)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.pods, uid)
@@ -121,6 +124,12 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		// A new worker: whatever status a worker of this UID left (a pod
 		// removed and put back) must not hold the new one in a terminal phase.
 		prev = nil
+	}
+	if why := s.evictions.reason(uid); why != "" {
+		// As for a passed deadline: the pod fails, and its worker stops it.
+		s.deadlines.forget(uid)
+		st := s.store(pod, rs, nil, nil, false, prev)
+		return st.Phase == corev1.PodFailed || st.Phase == corev1.PodSucceeded, nil
 	}
 	if status.PastActiveDeadline(pod, prev, s.clock.Now()) {
 		// Nothing more starts: the pod fails, and its worker stops what runs.
@@ -178,7 +187,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 func (s *syncer) store(pod *corev1.Pod, rs *runtime.PodStatus, res *runtime.SyncResult, err error, terminal bool, prev *corev1.PodStatus) corev1.PodStatus {
 	st := status.Generate(status.Input{
 		Pod: pod, Runtime: rs, Result: res, Err: err, Terminal: terminal, Previous: prev, Now: s.clock.Now(), HostIPs: s.hostIPs,
-		Probes: s.probeStatus(pod, rs),
+		Probes: s.probeStatus(pod, rs), Evicted: s.evictions.reason(pod.UID),
 	})
 	s.statuses.Set(pod, st)
 	return st

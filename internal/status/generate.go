@@ -48,7 +48,13 @@ type Input struct {
 	Now time.Time
 	// Probes says what the containers' probes found; nil: nothing yet.
 	Probes Probes
+	// Evicted, when set, is why the node evicts the pod, in the kubelet's
+	// words: a pod not already finished fails with reason Evicted.
+	Evicted string
 }
+
+// ReasonEvicted is the reason of a pod the node evicted, as the kubelet's.
+const ReasonEvicted = "Evicted"
 
 // Generate computes the pod's API status.
 func Generate(in Input) corev1.PodStatus {
@@ -100,6 +106,8 @@ func Generate(in Input) corev1.PodStatus {
 	switch {
 	case final(prev.Phase):
 		st.Phase = prev.Phase
+	case in.Evicted != "":
+		st.Phase, st.Reason, st.Message = corev1.PodFailed, ReasonEvicted, in.Evicted
 	case PastActiveDeadline(pod, &st, in.Now):
 		// What still runs is stopped as the pod terminates.
 		st.Phase, st.Reason, st.Message = corev1.PodFailed, ReasonDeadlineExceeded, MessageDeadlineExceeded
