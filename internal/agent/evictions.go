@@ -8,7 +8,8 @@ import (
 
 // evictions holds the pods the node evicts, with why in the kubelet's
 // words, until their workers forget them: every status the syncer stores
-// for such a pod says Failed, Evicted, and the worker stops what runs.
+// for such a pod says Failed, Evicted, and the worker stops what runs. A
+// nil one holds none.
 type evictions struct {
 	mu  sync.Mutex
 	why map[types.UID]string
@@ -30,12 +31,18 @@ func (e *evictions) evict(uid types.UID, why string) bool {
 
 // reason is why the pod is evicted, or "".
 func (e *evictions) reason(uid types.UID) string {
+	if e == nil {
+		return ""
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.why[uid]
 }
 
 func (e *evictions) forget(uid types.UID) {
+	if e == nil {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.why, uid)
