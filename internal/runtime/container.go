@@ -90,6 +90,7 @@ func (r *Runtime) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 			SecurityContext: securityContext(pod, c, user, r.opts.SeccompProfileRoot),
 		},
 	}
+	config.Linux.Resources.OomScoreAdj = oomScoreAdj(pod, c, r.opts.MemoryCapacity)
 	for _, m := range mounts {
 		config.Mounts = append(config.Mounts, &runtimeapi.Mount{
 			ContainerPath: m.ContainerPath,

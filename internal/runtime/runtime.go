@@ -39,6 +39,11 @@ type Options struct {
 	CgroupRoot string
 	CgroupFS   string
 
+	// MemoryCapacity is the machine's memory in bytes (MemTotal), against
+	// which a Burstable container's memory request sets its OOM score
+	// adjustment; zero counts every request as nothing (score 999).
+	MemoryCapacity int64
+
 	// SeccompProfileRoot holds the Localhost seccomp profiles that pods
 	// name relative to it (default /var/lib/nodeagent/seccomp).
 	SeccompProfileRoot string

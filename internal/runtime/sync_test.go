@@ -101,7 +101,7 @@ func TestSyncPodConfigs(t *testing.T) {
 		},
 		LogPath: "app/0.log",
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       &runtimeapi.LinuxContainerResources{},
+			Resources:       &runtimeapi.LinuxContainerResources{OomScoreAdj: 1000}, // BestEffort
 			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: ns, Seccomp: unconfined},
 		},
 	}

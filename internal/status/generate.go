@@ -99,7 +99,7 @@ func Generate(in Input) corev1.PodStatus {
 		start = &t
 	}
 	st.StartTime = start
-	st.QOSClass = qosClass(pod)
+	st.QOSClass = podtypes.QOSClass(pod)
 	st.Conditions = conditions(pod, rs, &st, prev, in.Now, in.VolumesErr)
 	st.Reason, st.Message = prev.Reason, prev.Message
 	return st

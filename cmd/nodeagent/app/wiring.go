@@ -60,6 +60,12 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		return err
 	}
 
+	// The machine's memory sets the OOM score adjustment of Burstable
+	// containers.
+	machine, err := node.ReadMachine()
+	if err != nil {
+		return err
+	}
 	// The container runtime: nothing runs without it, so it is checked first.
 	rtOpts := runtime.Options{
 		Endpoint:       o.CRIEndpoint,
@@ -67,6 +73,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		LogRoot:        o.PodLogDir,
 		PodsDir:        filepath.Join(o.RootDir, "pods"),
 		CgroupRoot:     o.CgroupRoot,
+		MemoryCapacity: machine.MemoryBytes,
 		// Localhost seccomp profiles, where the kubelet keeps them.
 		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
 		HostIPs:            nodeIPs(o.NodeIP),
