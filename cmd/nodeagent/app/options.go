@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/configfile"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/podobjects"
@@ -91,7 +92,7 @@ func NewOptions() *Options {
 		RootDir:                    configfile.DefaultRootDir,
 		PodLogDir:                  configfile.DefaultPodLogDir,
 		CgroupRoot:                 "/nodeagent",
-		CgroupDriver:               "cgroupfs",
+		CgroupDriver:               string(cgroups.DriverCgroupfs),
 		SyncFrequency:              time.Minute,
 		RelistInterval:             time.Second,
 		HousekeepingInterval:       2 * time.Second,
@@ -204,7 +205,7 @@ func (o *Options) Validate() error {
 	if !strings.HasPrefix(o.CgroupRoot, "/") {
 		bad("--cgroup-root %q must start with /", o.CgroupRoot)
 	}
-	if o.CgroupDriver != "cgroupfs" && o.CgroupDriver != "systemd" {
+	if d := cgroups.Driver(o.CgroupDriver); d != cgroups.DriverCgroupfs && d != cgroups.DriverSystemd {
 		bad("--cgroup-driver %q must be cgroupfs or systemd", o.CgroupDriver)
 	}
 	if o.ManifestURL != "" {

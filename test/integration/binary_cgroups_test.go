@@ -1,0 +1,219 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// The pods' cgroups as the kernel holds them: each pod under its QoS
+// class with its totals as limits, the QoS cgroups' shares, and each
+// container's oom_score_adj, for a Guaranteed, a Burstable and a
+// BestEffort pod; a removed pod's cgroup goes and the burstable shares
+// follow.
+func TestBinaryCgroupsAndOOMScores(t *testing.T) {
+	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	root := "/nodeagent/it-" + suffix
+	// Registered first, so run last: after the harness removed the pods.
+	t.Cleanup(func() { removeCgroupRoot(t, root) })
+	h := newAgent(t, "--cgroup-root", root)
+
+	withResources := func(c corev1.Container, req, lim corev1.ResourceList) corev1.Container {
+		c.Resources = corev1.ResourceRequirements{Requests: req, Limits: lim}
+		return c
+	}
+	rl := func(cpu, mem string) corev1.ResourceList {
+		l := corev1.ResourceList{}
+		if cpu != "" {
+			l[corev1.ResourceCPU] = resource.MustParse(cpu)
+		}
+		if mem != "" {
+			l[corev1.ResourceMemory] = resource.MustParse(mem)
+		}
+		return l
+	}
+	pods := []*corev1.Pod{
+		testPod("guaranteed", withResources(shContainer("main", sleepForever), rl("200m", "64Mi"), rl("200m", "64Mi"))),
+		testPod("burstable", withResources(shContainer("main", sleepForever), rl("100m", "32Mi"), rl("300m", ""))),
+		testPod("besteffort", shContainer("main", sleepForever)),
+	}
+	for _, p := range pods {
+		h.writeManifest(p)
+	}
+	uids := map[string]string{}
+	for _, p := range pods {
+		uids[p.Name] = string(h.waitPod(p.Name, "running", 60*time.Second, runningContainer("main")).UID)
+	}
+
+	kubepods := root + "/kubepods"
+	cpu := func(rel string) string { return filepath.Join("/sys/fs/cgroup/cpu", kubepods, rel) }
+	mem := func(rel string) string { return filepath.Join("/sys/fs/cgroup/memory", kubepods, rel) }
+	const unlimited = "9223372036854771712" // memory.limit_in_bytes of no limit, 4 KiB pages
+	checkFiles(t, map[string]string{
+		cpu("besteffort/cpu.shares"):                                          "2",
+		cpu("burstable/cpu.shares"):                                           "102", // the one Burstable pod's 100m
+		cpu("pod" + uids["guaranteed"] + "/cpu.shares"):                       "204",
+		cpu("pod" + uids["guaranteed"] + "/cpu.cfs_quota_us"):                 "20000",
+		cpu("pod" + uids["guaranteed"] + "/cpu.cfs_period_us"):                "100000",
+		mem("pod" + uids["guaranteed"] + "/memory.limit_in_bytes"):            "67108864",
+		cpu("burstable/pod" + uids["burstable"] + "/cpu.shares"):              "102",
+		cpu("burstable/pod" + uids["burstable"] + "/cpu.cfs_quota_us"):        "30000",
+		mem("burstable/pod" + uids["burstable"] + "/memory.limit_in_bytes"):   unlimited,
+		cpu("besteffort/pod" + uids["besteffort"] + "/cpu.shares"):            "2",
+		cpu("besteffort/pod" + uids["besteffort"] + "/cpu.cfs_quota_us"):      "-1",
+		mem("besteffort/pod" + uids["besteffort"] + "/memory.limit_in_bytes"): unlimited,
+	})
+
+	// containerd runs with restrict_oom_score_adj here (the machine cannot
+	// lower a score): a score below its own is raised to it, as the
+	// sandbox's -998 is.
+	floor := h.oomScoreAdjOfSandbox("guaranteed")
+	memTotal := memTotalBytes(t)
+	for name, want := range map[string]int64{
+		"guaranteed": max(-997, floor),
+		"burstable":  min(max(1000-1000*(32<<20)/memTotal, 3), 999),
+		"besteffort": 1000,
+	} {
+		got := strings.TrimSpace(h.exec(name, "main", "cat", "/proc/1/oom_score_adj"))
+		t.Logf("pod %s: oom_score_adj %s (sandbox %d, MemTotal %d)", name, got, floor, memTotal)
+		if got != strconv.FormatInt(want, 10) {
+			t.Errorf("pod %s: oom_score_adj = %s, want %d", name, got, want)
+		}
+	}
+
+	// A pod's removal takes its cgroup, and its requests off the burstable
+	// cgroup's shares.
+	h.removeManifest("burstable")
+	waitGone(t, filepath.Dir(cpu("burstable/pod"+uids["burstable"]+"/cpu.shares")), 60*time.Second)
+	checkFiles(t, map[string]string{cpu("burstable/cpu.shares"): "2"})
+	for _, hier := range []string{"memory", "pids", "cpuset"} {
+		dir := filepath.Join("/sys/fs/cgroup", hier, kubepods, "burstable", "pod"+uids["burstable"])
+		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: %v, want it removed with the pod", dir, err)
+		}
+	}
+}
+
+// Without systemd as init, --cgroup-driver=systemd is refused at start
+// with a message that says why, rather than run pods it cannot place.
+func TestBinaryCgroupDriverSystemdRefusedWithoutSystemd(t *testing.T) {
+	if _, err := os.Stat("/run/systemd/system"); err == nil {
+		t.Skip("systemd runs here")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, nodeagentBinary(t),
+		"--manifest-dir", dir, "--cri-endpoint", env.CRIEndpoint, "--node-name", "systemd-refused",
+		"--root-dir", filepath.Join(dir, "root"), "--pod-log-dir", filepath.Join(dir, "logs"),
+		"--local-api-socket", filepath.Join(dir, "na.sock"), "--serve-address", "",
+		"--cgroup-driver", "systemd").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || ctx.Err() != nil {
+		t.Fatalf("the agent with --cgroup-driver=systemd: %v, want it to exit non-zero\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "--cgroup-driver=systemd") || !strings.Contains(string(out), "/run/systemd/system") {
+		t.Errorf("the agent's refusal does not say why:\n%s", out)
+	}
+}
+
+// oomScoreAdjOfSandbox is the oom_score_adj of the pod's sandbox (pause)
+// process, read on the host.
+func (h *agentHarness) oomScoreAdjOfSandbox(name string) int64 {
+	h.t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", h.sandboxPID(name)))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return v
+}
+
+func checkFiles(t *testing.T, want map[string]string) {
+	t.Helper()
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, file := range keys {
+		b, err := os.ReadFile(file)
+		if got := strings.TrimSpace(string(b)); err != nil || got != want[file] {
+			t.Errorf("%s = %q (%v), want %s", file, got, err, want[file])
+		}
+	}
+}
+
+func waitGone(t *testing.T, path string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still there after %v (%v)", path, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func memTotalBytes(t *testing.T) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if f := strings.Fields(s.Text()); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no MemTotal in /proc/meminfo")
+	return 0
+}
+
+// removeCgroupRoot removes what is left of a test's cgroup root (the QoS
+// cgroups, which outlive the agent as under the kubelet) in every
+// hierarchy, deepest first.
+func removeCgroupRoot(t *testing.T, root string) {
+	dirs, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", root))
+	for _, top := range dirs {
+		var all []string
+		filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				all = append(all, p)
+			}
+			return nil
+		})
+		slices.Reverse(all)
+		for _, d := range all {
+			if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("cleaning up the test's cgroups: %v", err)
+			}
+		}
+	}
+}
