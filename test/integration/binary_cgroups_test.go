@@ -17,6 +17,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
 // The pods' cgroups as the kernel holds them: each pod under its QoS
@@ -47,7 +50,7 @@ func TestBinaryCgroupsAndOOMScores(t *testing.T) {
 	}
 	pods := []*corev1.Pod{
 		testPod("guaranteed", withResources(shContainer("main", sleepForever), rl("200m", "64Mi"), rl("200m", "64Mi"))),
-		testPod("burstable", withResources(shContainer("main", sleepForever), rl("100m", "32Mi"), rl("300m", ""))),
+		testPod("burstable", withResources(shContainer("main", sleepForever), rl("100m", "512Mi"), rl("300m", ""))),
 		testPod("besteffort", shContainer("main", sleepForever)),
 	}
 	for _, p := range pods {
@@ -84,7 +87,7 @@ func TestBinaryCgroupsAndOOMScores(t *testing.T) {
 	memTotal := memTotalBytes(t)
 	for name, want := range map[string]int64{
 		"guaranteed": max(-997, floor),
-		"burstable":  min(max(1000-1000*(32<<20)/memTotal, 3), 999),
+		"burstable":  min(max(1000-1000*(512<<20)/memTotal, 3), 999),
 		"besteffort": 1000,
 	} {
 		got := strings.TrimSpace(h.exec(name, "main", "cat", "/proc/1/oom_score_adj"))
@@ -101,6 +104,50 @@ func TestBinaryCgroupsAndOOMScores(t *testing.T) {
 	checkFiles(t, map[string]string{cpu("burstable/cpu.shares"): "2"})
 	for _, hier := range []string{"memory", "pids", "cpuset"} {
 		dir := filepath.Join("/sys/fs/cgroup", hier, kubepods, "burstable", "pod"+uids["burstable"])
+		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: %v, want it removed with the pod", dir, err)
+		}
+	}
+}
+
+// A pod started by an earlier version, whose cgroup is the flat
+// <root>/pod<uid>, is still found and its cgroup removed: here one left
+// behind without a manifest, which the agent kills as an orphan.
+func TestBinaryCgroupsOfEarlierLayoutRemoved(t *testing.T) {
+	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	root := "/nodeagent/it-" + suffix
+	t.Cleanup(func() { removeCgroupRoot(t, root) })
+	ctx := context.Background()
+	cri := env.CRI(t)
+	uid := "legacy-" + suffix
+	node := "legacy" + suffix
+	logDir := t.TempDir()
+	sb, err := cri.Runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: "old-" + node, Namespace: "default", Uid: uid},
+		LogDirectory: logDir,
+		Labels: map[string]string{runtime.LabelPodName: "old-" + node, runtime.LabelPodNamespace: "default",
+			runtime.LabelPodUID: uid},
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			CgroupParent: root + "/pod" + uid, // the layout before the QoS tree
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE}},
+		},
+	}})
+	if err != nil {
+		t.Fatalf("RunPodSandbox: %v", err)
+	}
+	t.Cleanup(func() { // in case the agent did not
+		cri.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.PodSandboxId})
+		cri.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.PodSandboxId})
+	})
+	flat := filepath.Join("/sys/fs/cgroup/cpu", root, "pod"+uid)
+	if _, err := os.Stat(flat); err != nil {
+		t.Fatalf("the old layout's pod cgroup: %v", err)
+	}
+	newAgentNamed(t, node, "--cgroup-root", root)
+	waitGone(t, flat, 60*time.Second)
+	for _, hier := range []string{"memory", "pids", "cpuset", "freezer"} {
+		dir := filepath.Join("/sys/fs/cgroup", hier, root, "pod"+uid)
 		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s: %v, want it removed with the pod", dir, err)
 		}
