@@ -30,7 +30,8 @@
 //	err = m.EnsurePod(pod)                 // before the sandbox
 //	err = m.RemovePod(ctx, pod.UID)        // once the runtime has let go
 //
-// RemovePod also removes a pod's cgroup from the flat layout of earlier
-// versions (<root>/pod<uid>), so that pods started before an upgrade are
-// cleaned up like the others.
+// A pod started by an earlier version lives in the flat <root>/pod<uid>:
+// PodParent keeps it there (its new containers join its sandbox) and
+// RemovePod removes that cgroup too, so that pods started before an
+// upgrade run on and are cleaned up like the others.
 package cgroups

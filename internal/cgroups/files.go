@@ -11,8 +11,9 @@ import (
 // containers' cgroups in every hierarchy under the parent it is given.
 var v1Hierarchies = []string{"cpu", "memory"}
 
-// dirs are the directories of cgroup n: one per v1 hierarchy mounted under
-// fsRoot, or the one of the unified hierarchy.
+// dirs are the directories of cgroup n, by hierarchy: one per v1
+// hierarchy of v1Hierarchies mounted under Options.FS, or the one of the
+// unified hierarchy.
 func (m *Manager) dirs(n name) map[string]string {
 	p := n.path(m.opts.Driver)
 	if m.v2 {

@@ -106,9 +106,30 @@ func (m *Manager) Setup() error {
 }
 
 // PodParent is the pod's cgroup in the driver's form, which the runtime is
-// given as the sandbox's cgroup parent.
+// given as the sandbox's cgroup parent. A pod started by an earlier
+// version keeps its flat <root>/pod<uid> until it is removed, so that its
+// containers stay beside its sandbox.
 func (m *Manager) PodParent(pod *corev1.Pod) string {
+	if flat := m.flatName(pod.UID); m.exists(flat) {
+		return flat.path(DriverCgroupfs)
+	}
 	return m.podName(podtypes.QOSClass(pod), pod.UID).path(m.opts.Driver)
+}
+
+// flatName is a pod's cgroup in the layout before the QoS tree.
+func (m *Manager) flatName(uid types.UID) name {
+	return rootName(m.opts.Root).child(podPrefix + string(uid))
+}
+
+// exists tells whether cgroup n (cgroupfs form) is in any hierarchy.
+func (m *Manager) exists(n name) bool {
+	p := n.path(DriverCgroupfs)
+	if m.v2 {
+		_, err := os.Stat(filepath.Join(m.opts.FS, p))
+		return err == nil
+	}
+	found, _ := filepath.Glob(filepath.Join(m.opts.FS, "*", p))
+	return len(found) > 0
 }
 
 // EnsurePod makes the pod's cgroup with the pod's limits, or gives an
@@ -117,8 +138,10 @@ func (m *Manager) EnsurePod(pod *corev1.Pod) error {
 	class := podtypes.QOSClass(pod)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.create(m.podName(class, pod.UID), podLimits(pod)); err != nil {
-		return err
+	if !m.exists(m.flatName(pod.UID)) { // else PodParent keeps the pod there
+		if err := m.create(m.podName(class, pod.UID), podLimits(pod)); err != nil {
+			return err
+		}
 	}
 	if class != corev1.PodQOSBurstable {
 		return nil
@@ -163,7 +186,7 @@ func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
 // podNames are every cgroup the pod may have: one per QoS class, and the
 // flat <root>/pod<uid> of versions before the QoS tree.
 func (m *Manager) podNames(uid types.UID) []string {
-	out := []string{rootName(m.opts.Root).child(podPrefix + string(uid)).path(DriverCgroupfs)}
+	out := []string{m.flatName(uid).path(DriverCgroupfs)}
 	for _, class := range []corev1.PodQOSClass{corev1.PodQOSGuaranteed, corev1.PodQOSBurstable, corev1.PodQOSBestEffort} {
 		out = append(out, m.podName(class, uid).path(m.opts.Driver))
 	}

@@ -259,3 +259,38 @@ func TestSystemdRefusedWithoutSystemd(t *testing.T) {
 		t.Errorf("New with cgroupfs: %v", err)
 	}
 }
+
+// A pod started by an earlier version, in the flat <root>/pod<uid>, stays
+// there until it is removed: its containers join its sandbox's cgroup.
+func TestPodOfEarlierLayoutStaysInIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fs   func(*testing.T) string
+		flat string // the old cgroup, below the mount point
+	}{
+		{"v1", fakeV1, "memory/nodeagent/podb1"},
+		{"v2", fakeV2, "nodeagent/podb1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := tc.fs(t)
+			m := newManager(Options{Root: "/nodeagent", FS: fs})
+			if got, want := m.PodParent(burstable1), "/nodeagent/kubepods/burstable/podb1"; got != want {
+				t.Errorf("PodParent of a new pod = %s, want %s", got, want)
+			}
+			if err := os.MkdirAll(filepath.Join(fs, tc.flat), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := m.PodParent(burstable1), "/nodeagent/podb1"; got != want {
+				t.Errorf("PodParent of an old pod = %s, want %s", got, want)
+			}
+			if err := m.EnsurePod(burstable1); err != nil {
+				t.Fatal(err)
+			}
+			dirs, _ := filepath.Glob(filepath.Join(fs, "*", "nodeagent", "kubepods", "burstable", "podb1"))
+			dirs2, _ := filepath.Glob(filepath.Join(fs, "nodeagent", "kubepods", "burstable", "podb1"))
+			if len(dirs)+len(dirs2) > 0 {
+				t.Errorf("EnsurePod made %v for a pod of the earlier layout", append(dirs, dirs2...))
+			}
+		})
+	}
+}

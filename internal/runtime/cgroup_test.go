@@ -64,3 +64,21 @@ func TestSyncPodWithoutItsCgroupRunsNothing(t *testing.T) {
 		t.Errorf("actions = %+v, want one failed sandbox creation", res.Actions)
 	}
 }
+
+// A pod whose cgroup is in the flat layout of earlier versions (adopted
+// after an upgrade) keeps it: a new sandbox or container joins it.
+func TestSyncPodKeepsThePodCgroupOfAnEarlierVersion(t *testing.T) {
+	w := newWorld(t)
+	if err := os.MkdirAll(filepath.Join(w.cgroupFS, "cpu", "nodeagent", "podu1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.sync(newPod(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.cri.sandboxes[0].Linux.CgroupParent, "/nodeagent/podu1"; got != want {
+		t.Errorf("sandbox cgroup parent = %s, want %s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(w.cgroupFS, "cpu", "nodeagent", "kubepods", "besteffort", "podu1")); err == nil {
+		t.Error("a cgroup was made for the pod in the QoS tree too")
+	}
+}
