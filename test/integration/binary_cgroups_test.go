@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
@@ -152,6 +153,96 @@ func TestBinaryCgroupsOfEarlierLayoutRemoved(t *testing.T) {
 			t.Errorf("%s: %v, want it removed with the pod", dir, err)
 		}
 	}
+}
+
+// flatLayoutCommit is the last version of the agent that put each pod's
+// cgroup at <root>/pod<uid>, before the QoS tree.
+const flatLayoutCommit = "57453c6"
+
+// An upgrade from the flat layout: a pod the earlier version started is
+// adopted, not restarted; a container started after the upgrade joins the
+// pod's old cgroup beside its sandbox; the pod's removal removes that
+// cgroup and makes none in the QoS tree.
+func TestBinaryCgroupsUpgradeFromFlatLayout(t *testing.T) {
+	old := olderNodeagent(t, flatLayoutCommit)
+	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	root := "/nodeagent/it-" + suffix
+	t.Cleanup(func() { removeCgroupRoot(t, root) })
+	h := newAgentOf(t, "up"+suffix, old, "--cgroup-root", root)
+
+	c := shContainer("main", sleepForever)
+	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	h.writeManifest(testPod("up", c))
+	uid := string(h.waitPod("up", "running", 60*time.Second, runningContainer("main")).UID)
+	before := h.runningIDs("up")["main"]
+	flat := filepath.Join("/sys/fs/cgroup/cpu", root, "pod"+uid)
+	qos := filepath.Join("/sys/fs/cgroup/cpu", root, "kubepods", "burstable", "pod"+uid)
+	if _, err := os.Stat(flat); err != nil {
+		t.Fatalf("the earlier version's pod cgroup: %v", err)
+	}
+
+	h.stop()
+	h.binary = ""
+	h.start()
+	h.waitPod("up", "adopted", 30*time.Second, func(p localapi.Pod) bool {
+		m := findContainer(p, "main")
+		return p.WorkerPhase == "sync" && m != nil && m.State == localapi.StateRunning && strings.HasSuffix(m.ContainerID, before)
+	})
+	time.Sleep(2 * time.Second) // a few relists and syncs
+	if now := h.runningIDs("up")["main"]; now != before {
+		t.Fatalf("after the upgrade main is %s, want %s adopted", now, before)
+	}
+
+	// The container exits (its TERM trap) and is restarted by the new version.
+	h.exec("up", "main", "kill", "1")
+	var after string
+	h.waitPod("up", "restarted", 60*time.Second, func(p localapi.Pod) bool {
+		m := findContainer(p, "main")
+		if m == nil || m.State != localapi.StateRunning || m.RestartCount < 1 {
+			return false
+		}
+		after = h.runningIDs("up")["main"]
+		return after != "" && after != before
+	})
+	if _, err := os.Stat(filepath.Join(flat, after)); err != nil {
+		t.Errorf("the restarted container's cgroup beside its sandbox: %v", err)
+	}
+	if _, err := os.Stat(qos); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s: %v, want no cgroup in the QoS tree for a pod of the earlier layout", qos, err)
+	}
+
+	h.removeManifest("up")
+	waitGone(t, flat, 60*time.Second)
+	dirs, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", root, "pod"+uid))
+	if len(dirs) > 0 {
+		t.Errorf("cgroups left after the pod's removal: %v", dirs)
+	}
+}
+
+// olderNodeagent builds the agent of an earlier commit of this repository,
+// from a git archive of it, once per commit and test process.
+func olderNodeagent(t *testing.T, commit string) string {
+	t.Helper()
+	v, _ := built.LoadOrStore("nodeagent@"+commit, &builtBinary{})
+	bin := v.(*builtBinary)
+	bin.once.Do(func() {
+		src, err := os.MkdirTemp("", "nodeagent-"+commit)
+		if err != nil {
+			bin.err = err
+			return
+		}
+		defer os.RemoveAll(src)
+		bin.path = filepath.Join(os.TempDir(), "nodeagent-integration", "nodeagent-"+commit)
+		script := fmt.Sprintf("mkdir -p %q && git -C %q archive %s | tar -x -C %q && cd %q && CGO_ENABLED=0 go build -trimpath -o %q ./cmd/nodeagent",
+			filepath.Dir(bin.path), env.RepoRoot, commit, src, src, bin.path)
+		if out, err := exec.Command("bash", "-c", script).CombinedOutput(); err != nil {
+			bin.err = fmt.Errorf("building nodeagent at %s: %v\n%s", commit, err, out)
+		}
+	})
+	if bin.err != nil {
+		t.Fatal(bin.err)
+	}
+	return bin.path
 }
 
 // Without systemd as init, --cgroup-driver=systemd is refused at start
