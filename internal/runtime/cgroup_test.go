@@ -1,60 +1,84 @@
 package runtime
 
 import (
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-func TestRemoveCgroups(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		present []string // directories below the cgroup root
-		gone    []string // which of them must be gone afterwards
-		kept    []string
-	}{{
-		name: "cgroup v1: every hierarchy, nested containers first",
-		present: []string{
-			"memory/nodeagent/podu1/c1/sub", "memory/nodeagent/podu1/c2",
-			"cpu,cpuacct/nodeagent/podu1/c1", "pids/nodeagent/podu1",
-			"memory/nodeagent/podu2/c1",
-		},
-		gone: []string{"memory/nodeagent/podu1", "cpu,cpuacct/nodeagent/podu1", "pids/nodeagent/podu1"},
-		kept: []string{"memory/nodeagent", "memory/nodeagent/podu2/c1"},
-	}, {
-		name:    "cgroup v2: the unified hierarchy",
-		present: []string{"nodeagent/podu1/c1", "nodeagent/podu2"},
-		gone:    []string{"nodeagent/podu1"},
-		kept:    []string{"nodeagent/podu2"},
-	}, {
-		name: "nothing there",
-	}} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			for _, d := range tc.present {
-				if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			// A second mount point of a v1 hierarchy, as cpu -> cpu,cpuacct.
-			if err := os.Symlink("cpu,cpuacct", filepath.Join(root, "cpu")); err != nil {
-				t.Fatal(err)
-			}
-			if err := removeCgroups(context.Background(), root, "/nodeagent/podu1"); err != nil {
-				t.Fatalf("removeCgroups: %v", err)
-			}
-			for _, d := range tc.gone {
-				if _, err := os.Stat(filepath.Join(root, d)); !errors.Is(err, os.ErrNotExist) {
-					t.Errorf("%s: %v, want it removed", d, err)
-				}
-			}
-			for _, d := range tc.kept {
-				if _, err := os.Stat(filepath.Join(root, d)); err != nil {
-					t.Errorf("%s: %v, want it kept", d, err)
-				}
-			}
-		})
+// A pod's cgroup is made, with the pod's limits, before its sandbox, and
+// the sandbox is put in it.
+func TestSyncPodMakesThePodCgroupFirst(t *testing.T) {
+	w := newWorld(t)
+	for _, h := range []string{"cpu", "memory"} {
+		if err := os.MkdirAll(filepath.Join(w.cgroupFS, h), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod := newPod(func(p *corev1.Pod) {
+		p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+		}
+	})
+	if _, err := w.sync(pod, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.cri.sandboxes[0].Linux.CgroupParent, "/nodeagent/kubepods/burstable/podu1"; got != want {
+		t.Errorf("sandbox cgroup parent = %s, want %s", got, want)
+	}
+	for file, want := range map[string]string{
+		"cpu/nodeagent/kubepods/burstable/podu1/cpu.shares":               "102",
+		"cpu/nodeagent/kubepods/burstable/podu1/cpu.cfs_quota_us":         "20000",
+		"memory/nodeagent/kubepods/burstable/podu1/memory.limit_in_bytes": "33554432",
+		"cpu/nodeagent/kubepods/burstable/cpu.shares":                     "102",
+	} {
+		b, err := os.ReadFile(filepath.Join(w.cgroupFS, file))
+		if err != nil || strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s = %q, %v; want %s", file, b, err, want)
+		}
+	}
+}
+
+// A pod whose cgroup cannot be made gets no sandbox.
+func TestSyncPodWithoutItsCgroupRunsNothing(t *testing.T) {
+	w := newWorld(t)
+	if err := os.MkdirAll(filepath.Join(w.cgroupFS, "cpu"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.cgroupFS, "cpu", "nodeagent"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.sync(newPod(), nil)
+	if err == nil {
+		t.Fatal("SyncPod succeeded without the pod's cgroup")
+	}
+	if len(w.cri.sandboxes) != 0 {
+		t.Errorf("%d sandboxes created, want none", len(w.cri.sandboxes))
+	}
+	if len(res.Actions) != 1 || res.Actions[0].Kind != ActionCreateSandbox || res.Actions[0].Err == nil {
+		t.Errorf("actions = %+v, want one failed sandbox creation", res.Actions)
+	}
+}
+
+// A pod whose cgroup is in the flat layout of earlier versions (adopted
+// after an upgrade) keeps it: a new sandbox or container joins it.
+func TestSyncPodKeepsThePodCgroupOfAnEarlierVersion(t *testing.T) {
+	w := newWorld(t)
+	if err := os.MkdirAll(filepath.Join(w.cgroupFS, "cpu", "nodeagent", "podu1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.sync(newPod(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.cri.sandboxes[0].Linux.CgroupParent, "/nodeagent/podu1"; got != want {
+		t.Errorf("sandbox cgroup parent = %s, want %s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(w.cgroupFS, "cpu", "nodeagent", "kubepods", "besteffort", "podu1")); err == nil {
+		t.Error("a cgroup was made for the pod in the QoS tree too")
 	}
 }

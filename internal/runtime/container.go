@@ -105,6 +105,7 @@ func (r *Runtime) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 		}
 		config.StopSignal = sig
 	}
+	config.Linux.Resources.OomScoreAdj = oomScoreAdj(pod, c, r.opts.MemoryCapacity)
 	for _, m := range mounts {
 		p, err := mountPropagation(c, m)
 		if err != nil {

@@ -289,7 +289,7 @@ func TestContainerEnvAPIPod(t *testing.T) {
 func TestSyncPodWaitsForSecret(t *testing.T) {
 	w := newWorld(t)
 	src := fakeSources{secrets: map[string]*corev1.Secret{}}
-	w.rt = newRuntime(Options{Endpoint: "unix:///fake.sock", LogRoot: w.logRoot, CgroupFS: w.cgroupFS,
+	w.rt = newRuntime(Options{Endpoint: "unix:///fake.sock", LogRoot: w.logRoot, Cgroups: testCgroups(w.cgroupFS),
 		Logger: testr.New(t), Clock: w.clock, Sources: src, HostIPs: []string{"10.1.2.3"}}, w.cri, w.images)
 	pod := newPod(fromSource(podtypes.APIServerSource), func(p *corev1.Pod) {
 		p.Namespace = "default"

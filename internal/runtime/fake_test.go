@@ -15,6 +15,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	critest "k8s.io/cri-api/pkg/apis/testing"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/nodeagent/nodeagent/internal/cgroups"
 )
 
 // recorder is cri-api's fake runtime, recording the configs and stop
@@ -92,7 +94,7 @@ func (w *world) newRuntime() *Runtime {
 	return newRuntime(Options{
 		Endpoint: "unix:///fake.sock",
 		LogRoot:  w.logRoot,
-		CgroupFS: w.cgroupFS,
+		Cgroups:  testCgroups(w.cgroupFS),
 		Logger:   testr.New(w.t),
 		Clock:    w.clock,
 	}, w.cri, w.images)
@@ -175,20 +177,32 @@ func (w *world) lastContainerConfig() *runtimeapi.ContainerConfig {
 	return w.cri.containers[len(w.cri.containers)-1]
 }
 
-// makeCgroups creates the cgroup v1 directories containerd would leave.
+// makeCgroups creates the cgroup v1 directories containerd would leave,
+// in the QoS tree and in the flat layout of earlier versions.
 func (w *world) makeCgroups(uid string) []string {
 	w.t.Helper()
 	var dirs []string
 	for _, h := range []string{"cpu,cpuacct", "memory", "pids"} {
-		d := filepath.Join(w.cgroupFS, h, "nodeagent", "pod"+uid)
-		if err := os.MkdirAll(filepath.Join(d, "container1"), 0o755); err != nil {
-			w.t.Fatal(err)
+		for _, parent := range []string{"nodeagent/kubepods/besteffort", "nodeagent"} {
+			d := filepath.Join(w.cgroupFS, h, parent, "pod"+uid)
+			if err := os.MkdirAll(filepath.Join(d, "container1"), 0o755); err != nil {
+				w.t.Fatal(err)
+			}
+			dirs = append(dirs, d)
 		}
-		dirs = append(dirs, d)
 	}
 	// cpu is a link to cpu,cpuacct, as on a real host.
 	if err := os.Symlink("cpu,cpuacct", filepath.Join(w.cgroupFS, "cpu")); err != nil {
 		w.t.Fatal(err)
 	}
 	return dirs
+}
+
+// testCgroups keeps pods' cgroups under the mount point fs.
+func testCgroups(fs string) *cgroups.Manager {
+	m, err := cgroups.New(cgroups.Options{FS: fs})
+	if err != nil {
+		panic(err) // cgroupfs is never refused
+	}
+	return m
 }

@@ -251,7 +251,7 @@ func (r *Runtime) removePod(ctx context.Context, uid types.UID, sandboxes []*run
 	if len(errs) > 0 {
 		return errs
 	}
-	if err := removeCgroups(ctx, r.opts.CgroupFS, r.CgroupParent(string(uid))); err != nil {
+	if err := r.opts.Cgroups.RemovePod(ctx, uid); err != nil {
 		errs = append(errs, err)
 	}
 	return errs

@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/downward"
 )
 
@@ -33,11 +34,15 @@ type Options struct {
 	// terminationMessagePath; empty: no such file, as the kubelet without
 	// a pod directory.
 	PodsDir string
-	// CgroupRoot is the cgroup under which each pod gets pod<uid> (default
-	// /nodeagent). CgroupFS is where the cgroup hierarchies are mounted
-	// (default /sys/fs/cgroup); KillPod removes the pod's cgroups there.
-	CgroupRoot string
-	CgroupFS   string
+	// Cgroups keeps the pods' cgroups: SyncPod makes a pod's before its
+	// sandbox and names it as the sandbox's cgroup parent, KillPod removes
+	// it. Default: the cgroupfs driver under /nodeagent.
+	Cgroups *cgroups.Manager
+
+	// MemoryCapacity is the machine's memory in bytes (MemTotal), against
+	// which a Burstable container's memory request sets its OOM score
+	// adjustment; zero counts every request as nothing (score 999).
+	MemoryCapacity int64
 
 	// SeccompProfileRoot holds the Localhost seccomp profiles that pods
 	// name relative to it (default /var/lib/nodeagent/seccomp).
@@ -88,11 +93,8 @@ func (o *Options) defaults() {
 	if o.LogRoot == "" {
 		o.LogRoot = "/var/log/pods"
 	}
-	if o.CgroupRoot == "" {
-		o.CgroupRoot = "/nodeagent"
-	}
-	if o.CgroupFS == "" {
-		o.CgroupFS = "/sys/fs/cgroup"
+	if o.Cgroups == nil {
+		o.Cgroups, _ = cgroups.New(cgroups.Options{Logger: o.Logger}) // cgroupfs is never refused
 	}
 	if o.SeccompProfileRoot == "" {
 		o.SeccompProfileRoot = "/var/lib/nodeagent/seccomp"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -25,9 +24,10 @@ func (r *Runtime) logDir(namespace, name string, uid types.UID) string {
 	return filepath.Join(r.opts.LogRoot, namespace+"_"+name+"_"+string(uid))
 }
 
-// CgroupParent is the pod's cgroup: <cgroupRoot>/pod<uid>.
-func (r *Runtime) CgroupParent(uid string) string {
-	return path.Join(r.opts.CgroupRoot, "pod"+uid)
+// CgroupParent is the pod's cgroup, the parent of its sandbox's and
+// containers': <cgroup root>/kubepods[/<class>]/pod<uid> with cgroupfs.
+func (r *Runtime) CgroupParent(pod *corev1.Pod) string {
+	return r.opts.Cgroups.PodParent(pod)
 }
 
 // sandboxConfig is the CRI description of a pod's sandbox. CreateContainer
@@ -42,7 +42,7 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		Annotations:  sandboxAnnotations(pod),
 		PortMappings: portMappings(pod),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent:    r.CgroupParent(string(pod.UID)),
+			CgroupParent:    r.CgroupParent(pod),
 			SecurityContext: sandboxSecurityContext(pod, r.opts.SeccompProfileRoot),
 		},
 	}

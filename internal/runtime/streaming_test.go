@@ -40,7 +40,7 @@ func TestStreamURLs(t *testing.T) {
 	w, pod, st := syncedPod(t)
 	app := st.LatestContainer("app")
 	s := &streamer{recorder: w.cri, url: "http://127.0.0.1:4444/exec/abc"}
-	rt := newRuntime(Options{Endpoint: "unix:///fake.sock", LogRoot: w.logRoot, CgroupFS: w.cgroupFS, Logger: testr.New(t), Clock: w.clock}, s, w.images)
+	rt := newRuntime(Options{Endpoint: "unix:///fake.sock", LogRoot: w.logRoot, Cgroups: testCgroups(w.cgroupFS), Logger: testr.New(t), Clock: w.clock}, s, w.images)
 	ctx := context.Background()
 
 	u, err := rt.ExecURL(ctx, app.ID, []string{"sh", "-c", "true"}, StreamOptions{Stdin: true, Stdout: true, TTY: true})

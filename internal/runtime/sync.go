@@ -124,6 +124,20 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 
 	sandboxID, sandbox, ips := p.SandboxID, r.sandboxConfig(pod, p.SandboxAttempt), status.IPs
 	if p.CreateSandbox {
+		// The pod's cgroup, with the pod's limits, before anything runs
+		// in it.
+		if err := r.opts.Cgroups.EnsurePod(pod); err != nil {
+			err = fmt.Errorf("%w: %w", ErrCreateSandbox, err)
+			res.add(Action{Kind: ActionCreateSandbox, Reason: p.SandboxReason, Err: err})
+			return res, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	} else if sandboxID != "" {
+		// A pod found running (after a restart) counts in its QoS class.
+		if err := r.opts.Cgroups.TrackPod(pod); err != nil {
+			log.Error(err, "counting the pod in its QoS cgroup")
+		}
+	}
+	if p.CreateSandbox {
 		id, err := r.runSandbox(ctx, sandbox)
 		res.add(Action{Kind: ActionCreateSandbox, ID: id, Reason: p.SandboxReason, Err: err})
 		if err != nil {

@@ -67,7 +67,7 @@ func TestSyncPodConfigs(t *testing.T) {
 		Annotations:  map[string]string{"note": "kept"},
 		PortMappings: []*runtimeapi.PortMapping{{Protocol: runtimeapi.Protocol_TCP, ContainerPort: 80, HostPort: 8080}},
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent:    "/nodeagent/podu1",
+			CgroupParent:    "/nodeagent/kubepods/besteffort/podu1",
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: ns, Seccomp: &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}},
 		},
 	}
@@ -101,7 +101,7 @@ func TestSyncPodConfigs(t *testing.T) {
 		},
 		LogPath: "app/0.log",
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       &runtimeapi.LinuxContainerResources{},
+			Resources:       &runtimeapi.LinuxContainerResources{OomScoreAdj: 1000}, // BestEffort
 			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: ns, Seccomp: unconfined},
 		},
 	}

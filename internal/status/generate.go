@@ -119,7 +119,7 @@ func Generate(in Input) corev1.PodStatus {
 	}
 
 	setIPs(&st, pod.Spec.HostNetwork, rs.IPs, in.HostIPs)
-	st.QOSClass = qosClass(pod)
+	st.QOSClass = podtypes.QOSClass(pod)
 	st.Conditions = conditions(pod, rs, &st, prev, in.Now, in.VolumesErr)
 	return st
 }

@@ -48,6 +48,22 @@ func (h *agentHarness) exec(name, container string, cmd ...string) string {
 // sandbox (pause) process, read on the host.
 func (h *agentHarness) sandboxProcStatus(name string) map[string]string {
 	h.t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", h.sandboxPID(name)))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+// sandboxPID is the host PID of the pod's sandbox (pause) process.
+func (h *agentHarness) sandboxPID(name string) int {
+	h.t.Helper()
 	sbs := h.sandboxes(name)
 	if len(sbs) != 1 {
 		h.t.Fatalf("pod %s: %d sandboxes, want 1", name, len(sbs))
@@ -62,17 +78,7 @@ func (h *agentHarness) sandboxProcStatus(name string) map[string]string {
 	if err := json.Unmarshal([]byte(resp.GetInfo()["info"]), &info); err != nil || info.Pid == 0 {
 		h.t.Fatalf("pod %s: no pid in the sandbox's verbose status (%v): %q", name, err, resp.GetInfo()["info"])
 	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", info.Pid))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			out[k] = strings.TrimSpace(v)
-		}
-	}
-	return out
+	return info.Pid
 }
 
 // procStatus is the fields of /proc/1/status of the container's process

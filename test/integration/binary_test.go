@@ -79,6 +79,7 @@ type agentHarness struct {
 	socket    string
 	addr      string
 	extraArgs []string
+	binary    string // the agent to run; empty: this tree's
 	cri       *framework.CRI
 	client    *localapi.Client
 
@@ -101,6 +102,13 @@ func newAgent(t testing.TB, extraArgs ...string) *agentHarness {
 // must be the one its credentials name.
 func newAgentNamed(t testing.TB, node string, extraArgs ...string) *agentHarness {
 	t.Helper()
+	return newAgentOf(t, node, "", extraArgs...)
+}
+
+// newAgentOf is newAgentNamed running the given agent binary (empty: this
+// tree's), as an upgrade test's older version.
+func newAgentOf(t testing.TB, node, binary string, extraArgs ...string) *agentHarness {
+	t.Helper()
 	sockDir, err := os.MkdirTemp("", "na")
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +121,7 @@ func newAgentNamed(t testing.TB, node string, extraArgs ...string) *agentHarness
 		socket:    filepath.Join(sockDir, "nodeagent.sock"),
 		addr:      freeAddress(t),
 		extraArgs: extraArgs,
+		binary:    binary,
 		cri:       env.CRI(t),
 	}
 	h.manifests = filepath.Join(h.dir, "manifests")
@@ -157,7 +166,11 @@ func (h *agentHarness) start() {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	cmd := exec.Command(nodeagentBinary(h.t), h.args()...)
+	bin := h.binary
+	if bin == "" {
+		bin = nodeagentBinary(h.t)
+	}
+	cmd := exec.Command(bin, h.args()...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// An agent must not outlive a test process that was killed (a timeout):
 	// left running on the shared containerd, it would take the next run's

@@ -110,7 +110,7 @@ func floorConfigs(b *testing.B, rt *runtime.Runtime, pod *corev1.Pod) (*runtimea
 		LogDirectory: logDir,
 		Labels:       labels,
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent:    rt.CgroupParent(string(pod.UID)),
+			CgroupParent:    rt.CgroupParent(pod),
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: ns},
 		},
 	}

@@ -150,15 +150,21 @@ func state(name string, want runtime.ContainerState) func(*runtime.PodStatus) bo
 	}
 }
 
-// podCgroups lists the pod's cgroup directories in every hierarchy.
+// podCgroups lists the pod's cgroup directories in every hierarchy, in
+// the QoS tree or the flat layout of earlier versions.
 func podCgroups(t testing.TB, uid types.UID) []string {
 	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", "nodeagent", "pod"+string(uid)))
-	if err != nil {
-		t.Fatal(err)
+	var out []string
+	for _, parent := range []string{"nodeagent", "nodeagent/kubepods", "nodeagent/kubepods/*"} {
+		for _, pattern := range []string{filepath.Join("/sys/fs/cgroup", "*", parent), filepath.Join("/sys/fs/cgroup", parent)} {
+			dirs, err := filepath.Glob(filepath.Join(pattern, "pod"+string(uid)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, dirs...)
+		}
 	}
-	unified, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "nodeagent", "pod"+string(uid)))
-	return append(dirs, unified...)
+	return out
 }
 
 // TestRuntimeSyncPod syncs a host-network and a pod-network pod to a
@@ -231,7 +237,7 @@ func TestRuntimeSyncPod(t *testing.T) {
 
 			cgroups := podCgroups(t, pod.UID)
 			if len(cgroups) == 0 {
-				t.Fatalf("no cgroup /nodeagent/pod%s in any hierarchy while the pod runs", pod.UID)
+				t.Fatalf("no cgroup pod%s under /nodeagent in any hierarchy while the pod runs", pod.UID)
 			}
 			if err := rt.KillPod(ctx, pod, runtime.Pod{ID: pod.UID}, nil); err != nil {
 				t.Fatalf("KillPod: %v", err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/configfile"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/podobjects"
@@ -38,6 +39,7 @@ type Options struct {
 	NodeName              string
 	PodLogDir             string
 	CgroupRoot            string
+	CgroupDriver          string
 
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
@@ -90,6 +92,7 @@ func NewOptions() *Options {
 		RootDir:                    configfile.DefaultRootDir,
 		PodLogDir:                  configfile.DefaultPodLogDir,
 		CgroupRoot:                 "/nodeagent",
+		CgroupDriver:               string(cgroups.DriverCgroupfs),
 		SyncFrequency:              time.Minute,
 		RelistInterval:             time.Second,
 		HousekeepingInterval:       2 * time.Second,
@@ -126,7 +129,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CheckpointFile, "checkpoint-file", o.CheckpointFile, "bbolt file (mode 0600) where the agent remembers its static pods across restarts; \"none\" disables it (default: <root-dir>/checkpoint.db)")
 	fs.StringVar(&o.NodeName, "node-name", "", "this node's name; static pods are named <name>-<node-name> (default: the hostname, lowercased)")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of the pods' container logs")
-	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which each pod gets its own")
+	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which the pods' QoS tree (kubepods) is made")
+	fs.StringVar(&o.CgroupDriver, "cgroup-driver", o.CgroupDriver, "how pod cgroups are named: cgroupfs, or systemd (slices, as the kubelet names them; needs systemd as init); the container runtime must use the same")
 
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
 	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")
@@ -200,6 +204,9 @@ func (o *Options) Validate() error {
 	}
 	if !strings.HasPrefix(o.CgroupRoot, "/") {
 		bad("--cgroup-root %q must start with /", o.CgroupRoot)
+	}
+	if d := cgroups.Driver(o.CgroupDriver); d != cgroups.DriverCgroupfs && d != cgroups.DriverSystemd {
+		bad("--cgroup-driver %q must be cgroupfs or systemd", o.CgroupDriver)
 	}
 	if o.ManifestURL != "" {
 		if u, err := url.Parse(o.ManifestURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -44,6 +44,7 @@ func TestDefaults(t *testing.T) {
 		"serve-address":    {o.ServeAddress, "127.0.0.1:10258"},
 		"pod-log-dir":      {o.PodLogDir, "/var/log/pods"},
 		"cgroup-root":      {o.CgroupRoot, "/nodeagent"},
+		"cgroup-driver":    {o.CgroupDriver, "cgroupfs"},
 		"sync-frequency":   {o.SyncFrequency, time.Minute},
 		"gc-percent":       {o.GCPercent, 50},
 		// Connected mode, as a kubelet joined by kubeadm.

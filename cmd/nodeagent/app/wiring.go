@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/agent"
+	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/internal/node"
@@ -60,13 +61,28 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		return err
 	}
 
+	// The machine's memory sets the OOM score adjustment of Burstable
+	// containers.
+	machine, err := node.ReadMachine()
+	if err != nil {
+		return err
+	}
+	// The pods' cgroups by QoS class, made before any pod starts.
+	cg, err := cgroups.New(cgroups.Options{Root: o.CgroupRoot, Driver: cgroups.Driver(o.CgroupDriver), Logger: log})
+	if err != nil {
+		return fmt.Errorf("--cgroup-driver=%s: %w", o.CgroupDriver, err)
+	}
+	if err := cg.Setup(); err != nil {
+		return fmt.Errorf("setting up the QoS cgroups under %s: %w", o.CgroupRoot, err)
+	}
 	// The container runtime: nothing runs without it, so it is checked first.
 	rtOpts := runtime.Options{
 		Endpoint:       o.CRIEndpoint,
 		RequestTimeout: o.RuntimeRequestTimeout,
 		LogRoot:        o.PodLogDir,
 		PodsDir:        filepath.Join(o.RootDir, "pods"),
-		CgroupRoot:     o.CgroupRoot,
+		Cgroups:        cg,
+		MemoryCapacity: machine.MemoryBytes,
 		// Localhost seccomp profiles, where the kubelet keeps them.
 		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
 		HostIPs:            nodeIPs(o.NodeIP),

@@ -1,4 +1,4 @@
-package status
+package podtypes
 
 import (
 	"testing"
@@ -29,6 +29,7 @@ func TestQOSClass(t *testing.T) {
 		{"requests below limits", []corev1.ResourceRequirements{{Requests: rl("500m", "1Gi"), Limits: rl("1", "1Gi")}}, corev1.PodQOSBurstable},
 		{"memory limit only", []corev1.ResourceRequirements{{Limits: rl("", "1Gi")}}, corev1.PodQOSBurstable},
 		{"one container without", []corev1.ResourceRequirements{{Limits: rl("1", "1Gi")}, {}}, corev1.PodQOSBurstable},
+		{"zero quantities count as unset", []corev1.ResourceRequirements{{Requests: rl("0", "0")}}, corev1.PodQOSBestEffort},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,9 +37,25 @@ func TestQOSClass(t *testing.T) {
 			for _, r := range tt.res {
 				pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "c", Resources: r})
 			}
-			if got := qosClass(pod); got != tt.want {
-				t.Errorf("qosClass = %s, want %s", got, tt.want)
+			if got := QOSClass(pod); got != tt.want {
+				t.Errorf("QOSClass = %s, want %s", got, tt.want)
 			}
 		})
 	}
+	t.Run("an init container counts", func(t *testing.T) {
+		pod := &corev1.Pod{Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "i", Resources: corev1.ResourceRequirements{Requests: rl("", "1Mi")}}},
+			Containers:     []corev1.Container{{Name: "c"}},
+		}}
+		if got := QOSClass(pod); got != corev1.PodQOSBurstable {
+			t.Errorf("QOSClass = %s, want Burstable", got)
+		}
+	})
+	t.Run("the admitted class wins", func(t *testing.T) {
+		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}}
+		pod.Status.QOSClass = corev1.PodQOSBurstable
+		if got := QOSClass(pod); got != corev1.PodQOSBurstable {
+			t.Errorf("QOSClass = %s, want the status's Burstable", got)
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package runtime
+package cgroups
 
 import (
 	"context"
@@ -20,10 +20,11 @@ import (
 // every cgroup v1 hierarchy. A cgroup directory holds only kernel files, so
 // it is removed with rmdir, children before parents. A cgroup whose last
 // process is still exiting is busy for a moment; that is retried briefly.
-// Only a pod's cgroup (pod<uid>) is removed, and only beneath fsRoot.
+// Only a pod's cgroup (pod<uid>, or a pod's systemd slice) is removed,
+// and only beneath fsRoot.
 func removeCgroups(ctx context.Context, fsRoot, parent string) error {
 	parent = path.Clean("/" + parent)
-	if !strings.HasPrefix(path.Base(parent), "pod") {
+	if !isPodCgroup(path.Base(parent)) {
 		return fmt.Errorf("cgroup %s: not a pod's cgroup", parent)
 	}
 	realRoot, err := filepath.EvalSymlinks(fsRoot)
