@@ -16,6 +16,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/localapi"
@@ -149,6 +150,17 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		store = bolt
 	}
 
+	// The sysctls pods may set: the safe ones this kernel namespaces, and
+	// those the administrator allowed (validated).
+	kernel, err := admission.KernelVersion()
+	if err != nil {
+		log.Error(err, "The sysctls only some kernels namespace are not taken for safe")
+	}
+	sysctls, err := admission.NewSysctls(o.AllowedUnsafeSysctls, kernel)
+	if err != nil {
+		return fmt.Errorf("--allowed-unsafe-sysctls: %w", err)
+	}
+
 	agentOpts := agent.Options{
 		NodeName:             o.NodeName,
 		NodeIPs:              nodeIPs(o.NodeIP),
@@ -164,6 +176,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		SyncFrequency:        o.SyncFrequency,
 		RelistInterval:       o.RelistInterval,
 		HousekeepingInterval: o.HousekeepingInterval,
+		Sysctls:              sysctls,
 		Registry:             reg,
 		Logger:               log,
 		Clock:                clock.RealClock{},
