@@ -69,16 +69,51 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	return c
 }
 
-// runSandbox creates the pod's log directory and runs a new sandbox.
-func (r *Runtime) runSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig) (string, error) {
+// RuntimeClasses resolves a RuntimeClass name to the runtime handler
+// (see internal/runtimeclass); "" names no class and gets "". An error,
+// such as a class that does not exist, fails the sandbox's creation.
+type RuntimeClasses interface {
+	Handler(ctx context.Context, name string) (string, error)
+}
+
+// runSandbox creates the pod's log directory and runs a new sandbox with
+// the handler of the pod's RuntimeClass. A class that cannot be resolved
+// creates nothing: the default handler is never taken instead.
+func (r *Runtime) runSandbox(ctx context.Context, pod *corev1.Pod, config *runtimeapi.PodSandboxConfig) (string, error) {
+	handler, err := r.runtimeHandler(ctx, pod)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrCreateSandbox, err)
+	}
 	if err := os.MkdirAll(config.LogDirectory, 0o755); err != nil { // #nosec G301 -- log collectors read pod logs, as under the kubelet
 		return "", fmt.Errorf("%w: log directory: %w", ErrCreateSandbox, err)
 	}
-	id, err := r.rt.RunPodSandbox(ctx, config, r.opts.RuntimeHandler)
+	id, err := r.rt.RunPodSandbox(ctx, config, handler)
 	if err != nil {
 		return "", createError(ErrCreateSandbox, err)
 	}
 	return id, nil
+}
+
+// runtimeHandler is the handler of the pod's RuntimeClass, or
+// Options.RuntimeHandler for a pod that names none. Standalone nothing
+// resolves a class, and a pod naming one is refused rather than run with
+// a handler it did not ask for.
+func (r *Runtime) runtimeHandler(ctx context.Context, pod *corev1.Pod) (string, error) {
+	name := pod.Spec.RuntimeClassName
+	if name == nil || *name == "" {
+		return r.opts.RuntimeHandler, nil
+	}
+	if r.opts.RuntimeClasses == nil {
+		return "", fmt.Errorf("runtimeClassName %q: RuntimeClasses are read from the apiserver, and this agent runs without one (standalone): %w", *name, ErrUnsupported)
+	}
+	handler, err := r.opts.RuntimeClasses.Handler(ctx, *name)
+	if err != nil {
+		return "", err
+	}
+	if handler != "" {
+		r.log.V(2).Info("Running pod with runtime handler", "pod", pod.Namespace+"/"+pod.Name, "runtimeClass", *name, "runtimeHandler", handler)
+	}
+	return handler, nil
 }
 
 func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {

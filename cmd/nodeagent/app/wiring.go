@@ -22,6 +22,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/runtimeclass"
 	"github.com/nodeagent/nodeagent/internal/serviceenv"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/config"
@@ -80,10 +81,15 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	}
 	// In connected mode, the pods' service environment variables, from an
 	// informer on Services that connected starts.
+	// And the handlers of the RuntimeClasses pods name, from an informer
+	// on RuntimeClasses; standalone, a pod naming one is refused.
 	var services *serviceenv.Services
+	var classes *runtimeclass.Classes
 	if o.Kubeconfig != "" {
 		services = serviceenv.New(serviceenv.Options{Logger: log.WithName("services")})
 		rtOpts.Services = services
+		classes = runtimeclass.New(runtimeclass.Options{Logger: log.WithName("runtimeclasses")})
+		rtOpts.RuntimeClasses = classes
 	}
 	rt, err := runtime.New(ctx, rtOpts)
 	if errors.Is(err, runtime.ErrRuntimeUnavailable) {
@@ -248,7 +254,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	g.Go(func() error { return api.Run(gctx) })
 	if o.Kubeconfig != "" {
 		g.Go(func() error {
-			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg, objects: objects, services: services}, log)
+			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg, objects: objects, services: services, classes: classes}, log)
 		})
 	}
 	if serve != nil {
