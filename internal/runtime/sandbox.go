@@ -52,7 +52,7 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		c.Linux.Sysctls = make(map[string]string, len(sc.Sysctls))
 		for _, s := range sc.Sysctls {
-			c.Linux.Sysctls[s.Name] = s.Value
+			c.Linux.Sysctls[dottedSysctl(s.Name)] = s.Value
 		}
 	}
 	if d := pod.Spec.DNSConfig; pod.Spec.DNSPolicy == corev1.DNSNone && d != nil {
@@ -74,6 +74,26 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 // such as a class that does not exist, fails the sandbox's creation.
 type RuntimeClasses interface {
 	Handler(ctx context.Context, name string) (string, error)
+}
+
+// dottedSysctl writes a sysctl name with dots between its segments, as
+// the kubelet hands it to the runtime: one written with slashes
+// (kernel/shm_rmid_forced, net/ipv4/conf/eth0.100/rp_filter) has its
+// slashes and dots swapped, as sysctl.d(5) reads it.
+func dottedSysctl(name string) string {
+	i := strings.IndexAny(name, "./")
+	if i < 0 || name[i] == '.' {
+		return name
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.':
+			return '/'
+		case '/':
+			return '.'
+		}
+		return r
+	}, name)
 }
 
 // runSandbox creates the pod's log directory and runs a new sandbox with
