@@ -59,6 +59,8 @@
 // FailedCreatePodSandBox) and the pod waits, Pending, for the next sync;
 // the default handler is never taken instead. Standalone, a pod naming a
 // class is refused the same way (ErrUnsupported): nothing can resolve it.
+// The pod's spec.overhead goes with the sandbox's config, as the kubelet
+// sends it, for runtimes that size VMs by it.
 //
 // A Runtime is safe for concurrent use by many pod workers; calls for one
 // pod must not overlap.

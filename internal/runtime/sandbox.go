@@ -42,6 +42,7 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			CgroupParent:    r.CgroupParent(string(pod.UID)),
 			SecurityContext: sandboxSecurityContext(pod, r.opts.SeccompProfileRoot),
+			Overhead:        sandboxOverhead(pod),
 		},
 	}
 	// runc cannot set a hostname without a UTS namespace of its own, and a
@@ -74,6 +75,24 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 // such as a class that does not exist, fails the sandbox's creation.
 type RuntimeClasses interface {
 	Handler(ctx context.Context, name string) (string, error)
+}
+
+// sandboxOverhead tells the runtime of the pod's overhead (spec.overhead,
+// from its RuntimeClass), as the kubelet does: cpu as request and limit,
+// memory as limit; nil for a pod without one. A runtime that runs pods in
+// VMs sizes them by it; runc ignores it.
+func sandboxOverhead(pod *corev1.Pod) *runtimeapi.LinuxContainerResources {
+	if len(pod.Spec.Overhead) == 0 {
+		return nil
+	}
+	o := corev1.Container{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}}
+	if q, ok := pod.Spec.Overhead[corev1.ResourceCPU]; ok {
+		o.Resources.Requests[corev1.ResourceCPU], o.Resources.Limits[corev1.ResourceCPU] = q, q
+	}
+	if q, ok := pod.Spec.Overhead[corev1.ResourceMemory]; ok {
+		o.Resources.Limits[corev1.ResourceMemory] = q
+	}
+	return linuxResources(&o)
 }
 
 // dottedSysctl writes a sysctl name with dots between its segments, as

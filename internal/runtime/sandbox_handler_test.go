@@ -7,9 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // fakeClasses resolves the classes of its map; any other is NotFound.
@@ -84,5 +88,23 @@ func TestSandboxRuntimeHandler(t *testing.T) {
 				t.Errorf("handlers %q: the class's handler was not asked for", w.cri.handlers)
 			}
 		})
+	}
+}
+
+// The pod's overhead reaches the runtime with its sandbox, as the
+// kubelet's: cpu as shares and quota, memory as a limit.
+func TestSandboxOverhead(t *testing.T) {
+	w := newWorld(t)
+	none := w.rt.sandboxConfig(newPod(), 0)
+	if none.Linux.Overhead != nil {
+		t.Errorf("overhead without spec.overhead: %v", none.Linux.Overhead)
+	}
+	pod := newPod(func(p *corev1.Pod) {
+		p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
+	})
+	got := w.rt.sandboxConfig(pod, 0).Linux.Overhead
+	want := &runtimeapi.LinuxContainerResources{CpuShares: 256, CpuPeriod: 100000, CpuQuota: 25000, MemoryLimitInBytes: 64 << 20}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("overhead (-want +got):\n%s", diff)
 	}
 }
