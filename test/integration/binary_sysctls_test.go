@@ -49,15 +49,20 @@ func TestBinarySysctls(t *testing.T) {
 		if p.Reason != "SysctlForbidden" || p.Message != `forbidden sysctl: "kernel.msgmax" not allowlisted` {
 			t.Errorf("status: %s %q, want SysctlForbidden naming kernel.msgmax", p.Reason, p.Message)
 		}
-		if n := len(h.sandboxes("sysctl-unsafe")); n != 0 {
-			t.Errorf("the refused pod has %d sandboxes", n)
-		}
 		// Its mirror pod says the same.
 		mirror := h.waitAPIPod(h.podName("sysctl-unsafe"), "Failed", 30*time.Second, func(p *corev1.Pod) bool {
 			return p != nil && p.Status.Phase == corev1.PodFailed
 		})
 		if mirror.Status.Reason != "SysctlForbidden" {
 			t.Errorf("mirror pod status: %s %q", mirror.Status.Reason, mirror.Status.Message)
+		}
+		// Nor does housekeeping start it later (--housekeeping-interval 2s).
+		time.Sleep(3 * time.Second)
+		if n := len(h.sandboxes("sysctl-unsafe")); n != 0 {
+			t.Errorf("the refused pod has %d sandboxes", n)
+		}
+		if p := h.waitPod("sysctl-unsafe", "still Failed", time.Second, func(localapi.Pod) bool { return true }); p.Phase != string(corev1.PodFailed) {
+			t.Errorf("phase %s after a while, want Failed", p.Phase)
 		}
 	})
 
