@@ -58,8 +58,22 @@
 // Host ports are the agent's portAdmission (internal/agent/admission.go),
 // which holds a pod back until the port is free instead of failing it;
 // they are not checked here. The kubelet's other admit handlers (eviction
-// under node pressure, sysctls, AppArmor, runtime classes, device
-// plugins and DRA) are not part of this package. A pod the runtime cannot
+// under node pressure, AppArmor, device plugins and DRA) are not part of
+// this package; a pod's runtime class is resolved when its sandbox is
+// created (internal/runtime).
+//
+// # Sysctls
+//
+// Sysctls (sysctls.go) is the kubelet's sysctl admission, which applies
+// to every pod, static ones too, and comes before Admit: a pod may set
+// the kubelet's safe sysctls (those namespaced only from some kernel on,
+// if this kernel namespaces them) and the unsafe ones the administrator
+// allowed (--allowed-unsafe-sysctls, names or "prefix*" patterns of
+// namespaced sysctls), each only in a namespace the pod does not share
+// with the host: net.* not with hostNetwork, kernel.sem, kernel.shm*,
+// kernel.msg* and fs.mqueue.* not with hostIPC, user.* not in the host's
+// user namespace. Anything else refuses the pod: SysctlForbidden, with
+// the kubelet's message naming the first such sysctl. A pod the runtime cannot
 // run for other reasons is refused by internal/runtime.
 //
 // # What the caller passes

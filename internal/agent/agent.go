@@ -119,6 +119,7 @@ func New(opts Options) (*Agent, error) {
 		admission: a.admission, statuses: a.statuses, api: a.api, podEvents: a.events,
 		objects: opts.Objects, objectChanges: newObjectChanges(),
 		apiAdmission: &apiAdmission{waiting: map[types.UID]*corev1.Pod{}},
+		sysctls:      opts.Sysctls,
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
 		housekeeper: &housekeeper{
 			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,

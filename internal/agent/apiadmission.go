@@ -31,7 +31,8 @@ const ReasonNodePorts = "NodePorts"
 //
 // Static pods are not checked this way: they are the node's own, must
 // run while the apiserver and the Node are away, and the kubelet counts
-// them critical; their host ports still are (portAdmission).
+// them critical; their host ports still are (portAdmission), and so are
+// their sysctls, which every pod's admission checks first (see admit).
 //
 // The sync loop's goroutine owns it.
 type apiAdmission struct {
@@ -57,7 +58,11 @@ func (l *syncLoop) admitAPIPod(pod *corev1.Pod) bool {
 		return false
 	}
 	delete(l.apiAdmission.waiting, pod.UID)
-	res := admission.Admit(pod, node, l.activePods())
+	// The sysctls first, as the kubelet's admit handlers run.
+	res := l.sysctls.Admit(pod)
+	if res.Reason == "" {
+		res = admission.Admit(pod, node, l.activePods())
+	}
 	if res.Reason == "" {
 		if why, _ := l.admission.admit(pod); why != "" {
 			l.admission.drop(pod.UID)
@@ -73,7 +78,7 @@ func (l *syncLoop) admitAPIPod(pod *corev1.Pod) bool {
 
 // refuse ends a pod that may not run: Failed with the admission's reason.
 func (l *syncLoop) refuse(pod *corev1.Pod, res admission.Result) {
-	l.log.Info("Refusing a pod from the apiserver", "pod", podtypes.PodFullName(pod), "podUID", pod.UID, "reason", res.Reason, "message", res.Message)
+	l.log.Info("Refusing a pod", "pod", podtypes.PodFullName(pod), "podUID", pod.UID, "reason", res.Reason, "message", res.Message)
 	l.timeline.Record(pod.UID, timeline.KindError, "refused: %s: %s", res.Reason, res.Message)
 	l.podEvents.refused(pod, res.Reason, res.Message)
 	failed := corev1.PodStatus{Phase: corev1.PodFailed, Reason: res.Reason, Message: res.Message}

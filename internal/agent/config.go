@@ -192,12 +192,22 @@ func (l *syncLoop) killWith(pod *corev1.Pod, grace *int64) {
 // ports is held by another pod (portAdmission). A pod held back is not
 // indexed and gets no worker; its status says why, and the local API
 // lists it. readmit admits it once its ports are free.
+//
+// A static pod setting a sysctl the node does not allow is refused for
+// good, as an API pod is (see refuse): it ends Failed with reason
+// SysctlForbidden, as under the kubelet, until its manifest changes.
 func (l *syncLoop) admit(pod *corev1.Pod) bool {
 	if isAPIPod(pod) {
 		if _, known := l.pods.PodByUID(pod.UID); known || isTerminal(pod.Status.Phase) {
 			return true // admitted (or refused) once, or ended before
 		}
 		return l.admitAPIPod(pod)
+	}
+	if _, known := l.pods.PodByUID(pod.UID); !known {
+		if res := l.sysctls.Admit(pod); res.Reason != "" {
+			l.refuse(pod, res)
+			return false
+		}
 	}
 	why, first := l.admission.admit(pod)
 	if why == "" {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -37,8 +38,10 @@ type testEnv struct {
 	updatesFrom  <-chan podtypes.PodUpdate
 	sourcesReady func() bool
 	beforeRun    func(*Agent)
-	cancel       context.CancelFunc
-	done         chan error
+	// sysctls, if set before start, replaces the default sysctl admission.
+	sysctls *admission.Sysctls
+	cancel  context.CancelFunc
+	done    chan error
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -74,8 +77,8 @@ func (e *testEnv) start() *testEnv {
 		Updates: updates, SourcesReady: ready, Checkpoint: e.checkpoint,
 		RelistInterval: 10 * time.Millisecond, HousekeepingInterval: 20 * time.Millisecond,
 		DueInterval: 10 * time.Millisecond, GCInterval: 30 * time.Millisecond,
-		Registry: e.registry,
-		Logger:   testr.NewWithOptions(e.t, testr.Options{Verbosity: 2}),
+		Registry: e.registry, Sysctls: e.sysctls,
+		Logger: testr.NewWithOptions(e.t, testr.Options{Verbosity: 2}),
 	})
 	if err != nil {
 		e.t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/status"
@@ -32,6 +33,7 @@ type syncLoop struct {
 	ckpt         *checkpointer
 	admission    *portAdmission
 	apiAdmission *apiAdmission
+	sysctls      *admission.Sysctls
 	// objects is nil in standalone mode.
 	objects       PodObjects
 	objectChanges *objectChanges

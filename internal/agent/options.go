@@ -13,6 +13,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -113,6 +114,9 @@ type Options struct {
 	// Objects, in connected mode, is told which API pods exist, so that
 	// what they reference is read for them (see ObjectChanged).
 	Objects PodObjects
+	// Sysctls admits the sysctls of every pod, static or not (default:
+	// the safe sysctls namespaced on every kernel, and nothing else).
+	Sysctls *admission.Sysctls
 	// Registry receives the agent's metrics; nil registers none.
 	Registry metrics.KubeRegistry
 	Logger   logr.Logger
@@ -154,6 +158,12 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.TimelineRetention, DefaultTimelineRetention)
 	if o.TimelinePerPod <= 0 {
 		o.TimelinePerPod = DefaultTimelinePerPod
+	}
+	if o.Sysctls == nil {
+		var err error
+		if o.Sysctls, err = admission.NewSysctls(nil, nil); err != nil {
+			return o, err
+		}
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()

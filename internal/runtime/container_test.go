@@ -47,7 +47,8 @@ func TestSandboxConfigExtras(t *testing.T) {
 	pod := newPod(func(p *corev1.Pod) {
 		p.Name = "a-very-long-pod-name-that-is-longer-than-a-dns-label-may-be-so-it-is-cut"
 		p.Spec.ShareProcessNamespace = &share
-		p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_forward", Value: "1"}}}
+		p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{
+			{Name: "net.ipv4.ip_forward", Value: "1"}, {Name: "kernel/shm_rmid_forced", Value: "1"}, {Name: "net/ipv4/conf/eth0.100/rp_filter", Value: "2"}}}
 		p.Spec.DNSPolicy = corev1.DNSNone
 		p.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"10.0.0.10"}, Searches: []string{"svc"},
 			Options: []corev1.PodDNSConfigOption{{Name: "ndots", Value: &ndots}, {Name: "edns0"}}}
@@ -65,7 +66,9 @@ func TestSandboxConfigExtras(t *testing.T) {
 	if !c.Linux.SecurityContext.Privileged {
 		t.Error("sandbox not privileged although a container is")
 	}
-	if diff := cmp.Diff(map[string]string{"net.ipv4.ip_forward": "1"}, c.Linux.Sysctls); diff != "" {
+	// Written with dots, as the kubelet hands them over.
+	wantSysctls := map[string]string{"net.ipv4.ip_forward": "1", "kernel.shm_rmid_forced": "1", "net.ipv4.conf.eth0/100.rp_filter": "2"}
+	if diff := cmp.Diff(wantSysctls, c.Linux.Sysctls); diff != "" {
 		t.Errorf("sysctls (-want +got):\n%s", diff)
 	}
 	wantDNS := &runtimeapi.DNSConfig{Servers: []string{"10.0.0.10"}, Searches: []string{"svc"}, Options: []string{"ndots:2", "edns0"}}

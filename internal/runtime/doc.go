@@ -52,6 +52,16 @@
 // and GetPodStatus find pods by their labels alone, and SyncPod with an
 // unchanged spec leaves their containers alone.
 //
+// A pod's sandbox runs with the handler of its RuntimeClass, resolved by
+// Options.RuntimeClasses (internal/runtimeclass, connected mode). A class
+// that does not resolve, or whose handler the runtime lacks, fails the
+// sandbox's creation (ErrCreateSandbox, the kubelet's
+// FailedCreatePodSandBox) and the pod waits, Pending, for the next sync;
+// the default handler is never taken instead. Standalone, a pod naming a
+// class is refused the same way (ErrUnsupported): nothing can resolve it.
+// The pod's spec.overhead goes with the sandbox's config, as the kubelet
+// sends it, for runtimes that size VMs by it.
+//
 // A Runtime is safe for concurrent use by many pod workers; calls for one
 // pod must not overlap.
 package runtime

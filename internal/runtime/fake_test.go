@@ -26,6 +26,7 @@ type recorder struct {
 
 	mu         sync.Mutex
 	sandboxes  []*runtimeapi.PodSandboxConfig
+	handlers   []string // of the sandboxes, in order
 	containers []*runtimeapi.ContainerConfig
 	stops      map[string]int64 // container ID -> timeout
 	// stopGate, if set, is called by every StopContainer before it stops.
@@ -35,6 +36,7 @@ type recorder struct {
 func (r *recorder) RunPodSandbox(ctx context.Context, c *runtimeapi.PodSandboxConfig, handler string) (string, error) {
 	r.mu.Lock()
 	r.sandboxes = append(r.sandboxes, c)
+	r.handlers = append(r.handlers, handler)
 	r.mu.Unlock()
 	return r.FakeRuntimeService.RunPodSandbox(ctx, c, handler)
 }

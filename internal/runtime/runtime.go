@@ -23,9 +23,13 @@ type Options struct {
 	// pulls and the grace period of a stop (default 2 min).
 	ConnectTimeout time.Duration
 	RequestTimeout time.Duration
-	// RuntimeHandler selects the runtime's handler for new sandboxes
-	// (default: the runtime's default).
+	// RuntimeHandler selects the runtime's handler for new sandboxes of
+	// pods that name no RuntimeClass (default: the runtime's default).
 	RuntimeHandler string
+	// RuntimeClasses resolves the RuntimeClass a pod names to its handler
+	// (connected mode); nil (standalone) refuses such a pod with
+	// ErrUnsupported.
+	RuntimeClasses RuntimeClasses
 
 	// LogRoot holds the pods' log directories (default /var/log/pods).
 	LogRoot string

@@ -44,6 +44,7 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
 			CgroupParent:    r.CgroupParent(pod),
 			SecurityContext: sandboxSecurityContext(pod, r.opts.SeccompProfileRoot),
+			Overhead:        sandboxOverhead(pod),
 		},
 	}
 	// runc cannot set a hostname without a UTS namespace of its own, and a
@@ -54,7 +55,7 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		c.Linux.Sysctls = make(map[string]string, len(sc.Sysctls))
 		for _, s := range sc.Sysctls {
-			c.Linux.Sysctls[s.Name] = s.Value
+			c.Linux.Sysctls[dottedSysctl(s.Name)] = s.Value
 		}
 	}
 	if d := pod.Spec.DNSConfig; pod.Spec.DNSPolicy == corev1.DNSNone && d != nil {
@@ -71,16 +72,89 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	return c
 }
 
-// runSandbox creates the pod's log directory and runs a new sandbox.
-func (r *Runtime) runSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig) (string, error) {
+// RuntimeClasses resolves a RuntimeClass name to the runtime handler
+// (see internal/runtimeclass); "" names no class and gets "". An error,
+// such as a class that does not exist, fails the sandbox's creation.
+type RuntimeClasses interface {
+	Handler(ctx context.Context, name string) (string, error)
+}
+
+// sandboxOverhead tells the runtime of the pod's overhead (spec.overhead,
+// from its RuntimeClass), as the kubelet does: cpu as request and limit,
+// memory as limit; nil for a pod without one. A runtime that runs pods in
+// VMs sizes them by it; runc ignores it.
+func sandboxOverhead(pod *corev1.Pod) *runtimeapi.LinuxContainerResources {
+	if len(pod.Spec.Overhead) == 0 {
+		return nil
+	}
+	o := corev1.Container{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}}
+	if q, ok := pod.Spec.Overhead[corev1.ResourceCPU]; ok {
+		o.Resources.Requests[corev1.ResourceCPU], o.Resources.Limits[corev1.ResourceCPU] = q, q
+	}
+	if q, ok := pod.Spec.Overhead[corev1.ResourceMemory]; ok {
+		o.Resources.Limits[corev1.ResourceMemory] = q
+	}
+	return linuxResources(&o)
+}
+
+// dottedSysctl writes a sysctl name with dots between its segments, as
+// the kubelet hands it to the runtime: one written with slashes
+// (kernel/shm_rmid_forced, net/ipv4/conf/eth0.100/rp_filter) has its
+// slashes and dots swapped, as sysctl.d(5) reads it.
+func dottedSysctl(name string) string {
+	i := strings.IndexAny(name, "./")
+	if i < 0 || name[i] == '.' {
+		return name
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.':
+			return '/'
+		case '/':
+			return '.'
+		}
+		return r
+	}, name)
+}
+
+// runSandbox creates the pod's log directory and runs a new sandbox with
+// the handler of the pod's RuntimeClass. A class that cannot be resolved
+// creates nothing: the default handler is never taken instead.
+func (r *Runtime) runSandbox(ctx context.Context, pod *corev1.Pod, config *runtimeapi.PodSandboxConfig) (string, error) {
+	handler, err := r.runtimeHandler(ctx, pod)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrCreateSandbox, err)
+	}
 	if err := os.MkdirAll(config.LogDirectory, 0o755); err != nil { // #nosec G301 -- log collectors read pod logs, as under the kubelet
 		return "", fmt.Errorf("%w: log directory: %w", ErrCreateSandbox, err)
 	}
-	id, err := r.rt.RunPodSandbox(ctx, config, r.opts.RuntimeHandler)
+	id, err := r.rt.RunPodSandbox(ctx, config, handler)
 	if err != nil {
 		return "", createError(ErrCreateSandbox, err)
 	}
 	return id, nil
+}
+
+// runtimeHandler is the handler of the pod's RuntimeClass, or
+// Options.RuntimeHandler for a pod that names none. Standalone nothing
+// resolves a class, and a pod naming one is refused rather than run with
+// a handler it did not ask for.
+func (r *Runtime) runtimeHandler(ctx context.Context, pod *corev1.Pod) (string, error) {
+	name := pod.Spec.RuntimeClassName
+	if name == nil || *name == "" {
+		return r.opts.RuntimeHandler, nil
+	}
+	if r.opts.RuntimeClasses == nil {
+		return "", fmt.Errorf("runtimeClassName %q: RuntimeClasses are read from the apiserver, and this agent runs without one (standalone): %w", *name, ErrUnsupported)
+	}
+	handler, err := r.opts.RuntimeClasses.Handler(ctx, *name)
+	if err != nil {
+		return "", err
+	}
+	if handler != "" {
+		r.log.V(2).Info("Running pod with runtime handler", "pod", pod.Namespace+"/"+pod.Name, "runtimeClass", *name, "runtimeHandler", handler)
+	}
+	return handler, nil
 }
 
 func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {

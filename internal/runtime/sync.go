@@ -138,7 +138,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 		}
 	}
 	if p.CreateSandbox {
-		id, err := r.runSandbox(ctx, sandbox)
+		id, err := r.runSandbox(ctx, pod, sandbox)
 		res.add(Action{Kind: ActionCreateSandbox, ID: id, Reason: p.SandboxReason, Err: err})
 		if err != nil {
 			return res, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)

@@ -150,8 +150,9 @@ func hasDotDotPart(path string) bool {
 // validateSysctls checks names and that each sysctl belongs to a
 // namespace the pod owns: one that is not namespaced would change the
 // whole node, and a namespaced one would change the host's when the pod
-// shares that namespace with the host. The kubelet's list of safe sysctls
-// is not applied: a static pod is the node administrator's own.
+// shares that namespace with the host. The list of safe sysctls depends
+// on the node (its kernel, its --allowed-unsafe-sysctls): the agent's
+// admission applies it, to every pod, as the kubelet does.
 func validateSysctls(sysctls []corev1.Sysctl, spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	names := sets.New[string]()

@@ -22,6 +22,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/nodeidentity"
 	"github.com/nodeagent/nodeagent/internal/podobjects"
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/runtimeclass"
 	"github.com/nodeagent/nodeagent/internal/serviceenv"
 	"github.com/nodeagent/nodeagent/internal/tokens"
 	"github.com/nodeagent/nodeagent/staging/config"
@@ -151,13 +152,15 @@ type connectedParts struct {
 	reg        metrics.KubeRegistry
 	objects    *podobjects.Objects
 	services   *serviceenv.Services
+	classes    *runtimeclass.Classes
 }
 
 // connected joins the cluster and keeps it current until ctx ends: the
 // identity first (a bootstrap may wait for its CSR to be signed; the
 // static pods run meanwhile), then its rotation, the Node and its Lease,
 // the node API, the objects of the pods from the apiserver, the Services
-// (for the pods' environment), the apiserver source, the
+// (for the pods' environment), the RuntimeClasses (for their sandboxes'
+// handlers), the apiserver source, the
 // mirror pods and pod statuses,
 // and the events recorded so far and from then on.
 func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logger) error {
@@ -196,6 +199,7 @@ func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logg
 	}
 	g.Go(func() error { return p.objects.Run(gctx, client, nd.Current) })
 	g.Go(func() error { return p.services.Run(gctx, client) })
+	g.Go(func() error { return p.classes.Run(gctx, client) })
 	g.Go(func() error { return source.Run(gctx) })
 	g.Go(func() error {
 		return p.agent.RunConnected(gctx, agent.Connection{Client: client, Node: mirror.NodeGetterFunc(nd.Current)})

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/configfile"
 	"github.com/nodeagent/nodeagent/internal/node"
@@ -40,6 +41,7 @@ type Options struct {
 	PodLogDir             string
 	CgroupRoot            string
 	CgroupDriver          string
+	AllowedUnsafeSysctls  []string
 
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
@@ -131,6 +133,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of the pods' container logs")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which the pods' QoS tree (kubepods) is made")
 	fs.StringVar(&o.CgroupDriver, "cgroup-driver", o.CgroupDriver, "how pod cgroups are named: cgroupfs, or systemd (slices, as the kubelet names them; needs systemd as init); the container runtime must use the same")
+	fs.StringSliceVar(&o.AllowedUnsafeSysctls, "allowed-unsafe-sysctls", o.AllowedUnsafeSysctls, "unsafe sysctls pods may set besides the safe ones, as names or patterns ending in * (kernel.msg*,net.core.somaxconn), each of a namespaced sysctl; a pod setting any other is refused (SysctlForbidden), static or not")
 
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
 	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")
@@ -207,6 +210,9 @@ func (o *Options) Validate() error {
 	}
 	if d := cgroups.Driver(o.CgroupDriver); d != cgroups.DriverCgroupfs && d != cgroups.DriverSystemd {
 		bad("--cgroup-driver %q must be cgroupfs or systemd", o.CgroupDriver)
+	}
+	if _, err := admission.NewSysctls(o.AllowedUnsafeSysctls, nil); err != nil {
+		bad("--allowed-unsafe-sysctls: %v", err)
 	}
 	if o.ManifestURL != "" {
 		if u, err := url.Parse(o.ManifestURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -154,6 +154,30 @@ func TestValidateNamesEveryBadConnectedFlag(t *testing.T) {
 	}
 }
 
+func TestAllowedUnsafeSysctls(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{
+		{"kernel.msgmax,net.core.somaxconn", true},
+		{"kernel.msg*,net.*,fs.mqueue.*", true},
+		{"kernel.panic", false},       // not namespaced: it would change the node
+		{"kernel.*", false},           // kernel.* holds sysctls of no namespace
+		{"net.*.rp_filter", false},    // * ends the pattern only
+		{"Net.Core.Somaxconn", false}, // not a sysctl name
+	} {
+		o, err := parseArgs(t, "--manifest-dir=/m", "--allowed-unsafe-sysctls="+tc.value)
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("--allowed-unsafe-sysctls=%s: %v", tc.value, err)
+		case tc.ok && len(o.AllowedUnsafeSysctls) != len(strings.Split(tc.value, ",")):
+			t.Errorf("--allowed-unsafe-sysctls=%s read as %q", tc.value, o.AllowedUnsafeSysctls)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "--allowed-unsafe-sysctls")):
+			t.Errorf("--allowed-unsafe-sysctls=%s: error %v, want one naming the flag", tc.value, err)
+		}
+	}
+}
+
 func TestStrayArgumentsAreRefused(t *testing.T) {
 	if _, err := parseArgs(t, "--manifest-dir=/m", "extra"); err == nil {
 		t.Error("a stray argument was accepted")

@@ -16,12 +16,14 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/runtimeclass"
 	"github.com/nodeagent/nodeagent/internal/serviceenv"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/config"
@@ -95,10 +97,15 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	}
 	// In connected mode, the pods' service environment variables, from an
 	// informer on Services that connected starts.
+	// And the handlers of the RuntimeClasses pods name, from an informer
+	// on RuntimeClasses; standalone, a pod naming one is refused.
 	var services *serviceenv.Services
+	var classes *runtimeclass.Classes
 	if o.Kubeconfig != "" {
 		services = serviceenv.New(serviceenv.Options{Logger: log.WithName("services")})
 		rtOpts.Services = services
+		classes = runtimeclass.New(runtimeclass.Options{Logger: log.WithName("runtimeclasses")})
+		rtOpts.RuntimeClasses = classes
 	}
 	rt, err := runtime.New(ctx, rtOpts)
 	if errors.Is(err, runtime.ErrRuntimeUnavailable) {
@@ -165,6 +172,17 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		store = bolt
 	}
 
+	// The sysctls pods may set: the safe ones this kernel namespaces, and
+	// those the administrator allowed (validated).
+	kernel, err := admission.KernelVersion()
+	if err != nil {
+		log.Error(err, "The sysctls only some kernels namespace are not taken for safe")
+	}
+	sysctls, err := admission.NewSysctls(o.AllowedUnsafeSysctls, kernel)
+	if err != nil {
+		return fmt.Errorf("--allowed-unsafe-sysctls: %w", err)
+	}
+
 	agentOpts := agent.Options{
 		NodeName:             o.NodeName,
 		NodeIPs:              nodeIPs(o.NodeIP),
@@ -180,6 +198,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		SyncFrequency:        o.SyncFrequency,
 		RelistInterval:       o.RelistInterval,
 		HousekeepingInterval: o.HousekeepingInterval,
+		Sysctls:              sysctls,
 		Registry:             reg,
 		Logger:               log,
 		Clock:                clock.RealClock{},
@@ -251,7 +270,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	g.Go(func() error { return api.Run(gctx) })
 	if o.Kubeconfig != "" {
 		g.Go(func() error {
-			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg, objects: objects, services: services}, log)
+			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg, objects: objects, services: services, classes: classes}, log)
 		})
 	}
 	if serve != nil {
