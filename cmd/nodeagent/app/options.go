@@ -39,6 +39,11 @@ type Options struct {
 	PodLogDir             string
 	CgroupRoot            string
 
+	// How pods resolve names, and their hosts files.
+	ClusterDNS    []string
+	ClusterDomain string
+	ResolvConf    string
+
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
 	HousekeepingInterval time.Duration
@@ -90,6 +95,7 @@ func NewOptions() *Options {
 		RootDir:                    configfile.DefaultRootDir,
 		PodLogDir:                  configfile.DefaultPodLogDir,
 		CgroupRoot:                 "/nodeagent",
+		ResolvConf:                 defaultResolvConf,
 		SyncFrequency:              time.Minute,
 		RelistInterval:             time.Second,
 		HousekeepingInterval:       2 * time.Second,
@@ -127,6 +133,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NodeName, "node-name", "", "this node's name; static pods are named <name>-<node-name> (default: the hostname, lowercased)")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of the pods' container logs")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which each pod gets its own")
+
+	o.addDNSFlags(fs)
 
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
 	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")
@@ -184,6 +192,7 @@ func (o *Options) Validate() error {
 	}
 	errs = append(errs, o.validateConnected()...)
 	errs = append(errs, o.validateNodeAPI()...)
+	errs = append(errs, o.validateDNS()...)
 	if o.NodeName == "" {
 		bad("--node-name is empty and the hostname is unknown")
 	} else if msgs := validation.IsDNS1123Subdomain(o.NodeName); len(msgs) > 0 {
