@@ -178,7 +178,7 @@ func writeInPlace(path string, content []byte) error {
 		return err
 	}
 	// Chmod, not the create mode, which the umask would narrow.
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(0o644); err != nil { // #nosec G302 -- every container user reads /etc/hosts, as under the kubelet
 		return err
 	}
 	return f.Close()

@@ -131,7 +131,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 		var err error
 		sandbox, res.Warnings, err = r.newSandboxConfig(pod, p.SandboxAttempt)
 		for _, w := range res.Warnings {
-			log.Info("DNS settings of the pod changed", "reason", w.Reason, "message", w.Message)
+			log.Info("The pod's DNS settings were not applied as asked", "reason", w.Reason, "message", w.Message)
 		}
 		id := ""
 		if err == nil {
