@@ -63,7 +63,7 @@ func New(opts Options) (*Agent, error) {
 		admission: newPortAdmission(),
 		nodeName:  opts.NodeName,
 	}
-	a.events = newPodEvents(opts.Recorder)
+	a.events = newPodEvents(opts.Recorder, opts.NodeName)
 	var statusChanged func(types.UID)
 	if opts.Connected {
 		statusChanged = func(uid types.UID) { a.api.statusChanged(uid) }

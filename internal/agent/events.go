@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
@@ -36,10 +37,13 @@ const (
 // annotation), so the events of every version of the pod are found on the
 // mirror of that version, even those from before the mirror was made.
 type podEvents struct {
-	rec record.EventRecorder
+	rec      record.EventRecorder
+	nodeName string
 }
 
-func newPodEvents(rec record.EventRecorder) *podEvents { return &podEvents{rec: rec} }
+func newPodEvents(rec record.EventRecorder, nodeName string) *podEvents {
+	return &podEvents{rec: rec, nodeName: nodeName}
+}
 
 // ref is the object a pod's events are about.
 func (e *podEvents) ref(pod *corev1.Pod) *corev1.ObjectReference {
@@ -79,6 +83,23 @@ func (e *podEvents) actions(pod *corev1.Pod, actions []runtime.Action) {
 			if a.Err != nil {
 				e.rec.Eventf(ref, corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", a.Err)
 			}
+		}
+	}
+}
+
+// warnings records what the runtime did otherwise than the pod asked (its
+// DNS settings cut, say) under the runtime's reasons; a warning about the
+// node's configuration is recorded on the Node as well, as the kubelet
+// does.
+func (e *podEvents) warnings(pod *corev1.Pod, ws []runtime.Warning) {
+	if e == nil || e.rec == nil {
+		return
+	}
+	for _, w := range ws {
+		e.rec.Event(e.ref(pod), corev1.EventTypeWarning, w.Reason, w.Message)
+		if w.Node {
+			node := &corev1.ObjectReference{Kind: "Node", Name: e.nodeName, UID: types.UID(e.nodeName)}
+			e.rec.Event(node, corev1.EventTypeWarning, w.Reason, w.Message)
 		}
 	}
 }

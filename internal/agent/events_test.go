@@ -16,7 +16,7 @@ import (
 func TestPodEventsOfRuntimeActions(t *testing.T) {
 	rec := record.NewFakeRecorder(20)
 	rec.IncludeObject = true
-	e := newPodEvents(rec)
+	e := newPodEvents(rec, "node1")
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-node1", Namespace: "ns", UID: "h1"},
 		Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "side", Image: "side:1"}}, Containers: []corev1.Container{{Name: "main", Image: "main:1"}}}}
 	e.actions(pod, []runtime.Action{
@@ -28,6 +28,10 @@ func TestPodEventsOfRuntimeActions(t *testing.T) {
 		{Kind: runtime.ActionKillContainer, Container: "old", ID: "c0", Reason: "its spec changed"},
 	})
 	e.unhealthy(pod, "main", "Readiness", "exit 1")
+	e.warnings(pod, []runtime.Warning{
+		{Reason: runtime.ReasonDNSConfigForming, Message: "cut"},
+		{Reason: runtime.ReasonMissingClusterDNS, Message: "no cluster DNS", Node: true},
+	})
 	var got []string
 	for len(rec.Events) > 0 {
 		got = append(got, <-rec.Events)
@@ -44,6 +48,9 @@ func TestPodEventsOfRuntimeActions(t *testing.T) {
 		"Warning Failed Error: image \"x\" not present" + ref,
 		"Normal Killing Stopping container old: its spec changed" + ref,
 		"Warning Unhealthy Readiness probe of container main failed: exit 1" + ref,
+		"Warning DNSConfigForming cut" + ref,
+		"Warning MissingClusterDNS no cluster DNS" + ref,
+		"Warning MissingClusterDNS no cluster DNS involvedObject{kind=Node,apiVersion=}",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("events:\n%q\nwant\n%q", got, want)
@@ -51,5 +58,5 @@ func TestPodEventsOfRuntimeActions(t *testing.T) {
 	// Standalone: no recorder, nothing recorded, no panic.
 	var none *podEvents
 	none.actions(pod, []runtime.Action{{Kind: runtime.ActionStartContainer, Container: "main"}})
-	newPodEvents(nil).stopping(pod, 30)
+	newPodEvents(nil, "node1").stopping(pod, 30)
 }

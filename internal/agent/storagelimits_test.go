@@ -54,7 +54,7 @@ func TestStorageLimitsEvict(t *testing.T) {
 	var synced []string
 	l := &storageLimits{
 		pods: pods, statuses: statuses, vols: usageVolumes{used: map[string]int64{"scratch": 4 << 20}}, evictions: newEvictions(),
-		events: newPodEvents(rec), timeline: timeline.New(10), log: logr.Discard(),
+		events: newPodEvents(rec, "node-1"), timeline: timeline.New(10), log: logr.Discard(),
 		sync: func(o podworkers.UpdatePodOptions) { synced = append(synced, o.Pod.Name) },
 	}
 	// within's 8Mi is above the table's 4 MiB; memory and static are over

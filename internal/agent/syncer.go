@@ -159,6 +159,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	}
 	s.recordActions(uid, res.Actions)
 	s.events.actions(pod, res.Actions)
+	s.events.warnings(pod, res.Warnings)
 	if len(res.Actions) > 0 && ctx.Err() == nil {
 		// The status of before the actions is stale now; the PLEG would
 		// tell within a relist, but the status store can know at once.

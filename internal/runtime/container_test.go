@@ -55,7 +55,10 @@ func TestSandboxConfigExtras(t *testing.T) {
 		p.Spec.InitContainers = []corev1.Container{{Name: "i", SecurityContext: &corev1.SecurityContext{Privileged: ptr(true)}}}
 		p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 53, HostPort: 5353, Protocol: corev1.ProtocolUDP}, {ContainerPort: 80}}
 	})
-	c := w.rt.sandboxConfig(pod, 3)
+	c, _, err := w.rt.newSandboxConfig(pod, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Cut to a DNS label, which must not end in a dash.
 	if got, want := c.Hostname, "a-very-long-pod-name-that-is-longer-than-a-dns-label-may-be-so"; got != want {
 		t.Errorf("hostname = %q, want %q", got, want)

@@ -46,6 +46,19 @@
 // exited one wrote there, or the end of its log under
 // FallbackToLogsOnError (termination.go).
 //
+// A new sandbox gets the kubelet's resolver configuration (dns.go), which
+// containerd writes to its resolv.conf: by dnsPolicy, the cluster's DNS
+// servers and search domains (Options.ClusterDNS, ClusterDomain), the
+// node's resolv.conf (Options.ResolvConf), or the pod's dnsConfig alone,
+// with the pod's dnsConfig merged in and the whole cut to the resolver's
+// bounds; SyncResult.Warnings says what was cut or fell back
+// (DNSConfigForming, MissingClusterDNS). Each pod gets the kubelet's
+// managed hosts file (hosts.go), <PodsDir>/<uid>/etc-hosts, written once
+// its sandbox has its addresses and mounted at /etc/hosts in every
+// container that mounts nothing there itself: localhost, the pod's
+// addresses under its hostname and FQDN, and its hostAliases; on the host
+// network, the node's /etc/hosts and the hostAliases.
+//
 // Sandboxes and containers carry the kubelet's labels and annotations
 // (io.kubernetes.pod.uid, io.kubernetes.container.hash, ...), so crictl
 // shows familiar names and a new agent process adopts what runs: GetPods

@@ -74,6 +74,19 @@ type Options struct {
 	// HostIPs are the node's IPs, primary first: status.hostIP(s) in a
 	// fieldRef.
 	HostIPs []string
+	// ClusterDNS are the cluster's DNS servers (IPs) and ClusterDomain its
+	// DNS domain (cluster.local): pods with dnsPolicy ClusterFirst resolve
+	// through them, with the search domains of their namespace. Without
+	// ClusterDNS such pods get what Default gives, with a
+	// MissingClusterDNS warning.
+	ClusterDNS    []string
+	ClusterDomain string
+	// ResolvConf is the node's resolver file, whose nameservers, search
+	// domains and options pods with dnsPolicy Default get, and whose
+	// search domains follow the cluster's under ClusterFirst. Empty: none
+	// (the kubelet's --resolv-conf=""): such pods ask 127.0.0.1 (::1 on an
+	// IPv6 node), with no search domain.
+	ResolvConf string
 	// Allocatable gives the node's allocatable resources, which a
 	// resourceFieldRef of a limit the container does not set reports; nil
 	// fails such a container with ErrContainerConfig.

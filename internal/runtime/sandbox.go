@@ -31,7 +31,9 @@ func (r *Runtime) CgroupParent(pod *corev1.Pod) string {
 }
 
 // sandboxConfig is the CRI description of a pod's sandbox. CreateContainer
-// needs it again for every container, so it is derived, never stored.
+// needs it again for every container, so it is derived, never stored. What
+// only the sandbox's creation uses and may fail or warn, its resolver
+// configuration and FQDN, newSandboxConfig adds.
 func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
 	c := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{
@@ -50,7 +52,7 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	// runc cannot set a hostname without a UTS namespace of its own, and a
 	// host-network sandbox shares the host's.
 	if !pod.Spec.HostNetwork {
-		c.Hostname = podHostname(pod)
+		c.Hostname, _ = podHostname(pod, r.opts.ClusterDomain)
 	}
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		c.Linux.Sysctls = make(map[string]string, len(sc.Sysctls))
@@ -58,18 +60,27 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 			c.Linux.Sysctls[dottedSysctl(s.Name)] = s.Value
 		}
 	}
-	if d := pod.Spec.DNSConfig; pod.Spec.DNSPolicy == corev1.DNSNone && d != nil {
-		dns := &runtimeapi.DNSConfig{Servers: d.Nameservers, Searches: d.Searches}
-		for _, o := range d.Options {
-			if o.Value != nil {
-				dns.Options = append(dns.Options, o.Name+":"+*o.Value)
-			} else {
-				dns.Options = append(dns.Options, o.Name)
-			}
-		}
-		c.DnsConfig = dns
-	}
 	return c
+}
+
+// newSandboxConfig is the sandbox's description for its creation: with
+// the pod's resolver configuration (which containerd writes to the
+// sandbox's resolv.conf) and, with setHostnameAsFQDN, its FQDN as its
+// hostname. The warnings say what of the pod's DNS settings the node did
+// otherwise than asked.
+func (r *Runtime) newSandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, []Warning, error) {
+	c := r.sandboxConfig(pod, attempt)
+	dns, warnings, err := r.podDNS(pod)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrCreateSandbox, err)
+	}
+	c.DnsConfig = dns
+	if !pod.Spec.HostNetwork {
+		if c.Hostname, err = sandboxHostname(pod, r.opts.ClusterDomain); err != nil {
+			return nil, warnings, fmt.Errorf("%w: %w", ErrCreateSandbox, err)
+		}
+	}
+	return c, warnings, nil
 }
 
 // RuntimeClasses resolves a RuntimeClass name to the runtime handler
@@ -176,18 +187,6 @@ func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
 		ns.Pid = runtimeapi.NamespaceMode_POD
 	}
 	return ns
-}
-
-// podHostname is spec.hostname or the pod's name, cut to a DNS label.
-func podHostname(pod *corev1.Pod) string {
-	h := pod.Spec.Hostname
-	if h == "" {
-		h = pod.Name
-	}
-	if len(h) > 63 {
-		h = strings.TrimRight(h[:63], "-.")
-	}
-	return h
 }
 
 func portMappings(pod *corev1.Pod) []*runtimeapi.PortMapping {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +46,9 @@ type SyncResult struct {
 	// RetryAfter, if positive, is when a container's crash-loop back-off
 	// ends: sync the pod again then.
 	RetryAfter time.Duration
+	// Warnings say what the runtime did otherwise than the pod asked (its
+	// DNS settings cut to the resolver's bounds, say).
+	Warnings []Warning
 }
 
 func (s *SyncResult) add(a Action) { s.Actions = append(s.Actions, a) }
@@ -138,7 +142,15 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 		}
 	}
 	if p.CreateSandbox {
-		id, err := r.runSandbox(ctx, pod, sandbox)
+		var err error
+		sandbox, res.Warnings, err = r.newSandboxConfig(pod, p.SandboxAttempt)
+		for _, w := range res.Warnings {
+			log.Info("The pod's DNS settings were not applied as asked", "reason", w.Reason, "message", w.Message)
+		}
+		id := ""
+		if err == nil {
+			id, err = r.runSandbox(ctx, pod, sandbox)
+		}
 		res.add(Action{Kind: ActionCreateSandbox, ID: id, Reason: p.SandboxReason, Err: err})
 		if err != nil {
 			return res, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
@@ -146,7 +158,8 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 		log.V(1).Info("created sandbox", "id", id, "attempt", p.SandboxAttempt, "reason", p.SandboxReason)
 		sandboxID, ips = id, nil
 		r.removeEmptySandboxes(ctx, status)
-		if needsPodIP(pod) {
+		// The hosts file names the pod's addresses.
+		if needsPodIP(pod) || (len(p.Start) > 0 && !pod.Spec.HostNetwork && r.opts.PodsDir != "") {
 			if ips, err = r.sandboxIPs(ctx, id); err != nil {
 				return res, err
 			}
@@ -165,6 +178,15 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 	}
 
 	var errs []error
+	var hosts *Mount
+	if len(p.Start) > 0 {
+		// Written once the sandbox has its addresses, before any
+		// container that mounts it is created.
+		var err error
+		if hosts, err = r.hostsMount(pod, ips); err != nil {
+			return res, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+	}
 	env := podEnv{pod: pod, ips: ips, hostIPs: r.opts.HostIPs, sources: r.opts.Sources, services: r.opts.Services, allocatable: r.opts.Allocatable, log: r.log}
 	for _, s := range p.Start {
 		if err := ctx.Err(); err != nil {
@@ -200,7 +222,11 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			errs = append(errs, err)
 			continue
 		}
-		id, pulled, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, mounts[c.Name], env, s.TargetID)
+		ms := mounts[c.Name]
+		if hosts != nil && !mountsEtcHosts(c) {
+			ms = append(slices.Clip(ms), *hosts)
+		}
+		id, pulled, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, ms, env, s.TargetID)
 		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err, PulledImage: pulled})
 		if err != nil {
 			if se := (*SecurityError)(nil); !errors.As(err, &se) { // which names the container already

@@ -51,6 +51,9 @@ func TestSyncPodConfigs(t *testing.T) {
 	if res.Terminal || len(res.Actions) != 2 {
 		t.Errorf("result = %+v, want a sandbox and a start, not terminal", res)
 	}
+	if len(res.Warnings) != 1 || res.Warnings[0].Reason != ReasonMissingClusterDNS {
+		t.Errorf("warnings = %+v, want MissingClusterDNS", res.Warnings)
+	}
 
 	logDir := filepath.Join(w.logRoot, "default_web_u1")
 	ns := &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD, Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}
@@ -58,6 +61,8 @@ func TestSyncPodConfigs(t *testing.T) {
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "u1", Attempt: 0},
 		Hostname:     "web",
 		LogDirectory: logDir,
+		// ClusterFirst on a node without cluster DNS and resolv.conf.
+		DnsConfig: &runtimeapi.DNSConfig{Servers: []string{"127.0.0.1"}, Searches: []string{"."}},
 		Labels: map[string]string{
 			"app":             "web",
 			LabelPodName:      "web",

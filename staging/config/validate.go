@@ -60,6 +60,7 @@ func validatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 	} else if spec.DNSPolicy == corev1.DNSNone && spec.DNSConfig == nil {
 		errs = append(errs, field.Required(p.Child("dnsConfig"), "dnsPolicy None needs a dnsConfig"))
 	}
+	errs = append(errs, validateDNS(spec, p)...)
 	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
 		errs = append(errs, field.Invalid(p.Child("terminationGracePeriodSeconds"), *g, "must be >= 0"))
 	}

@@ -43,6 +43,11 @@ type Options struct {
 	CgroupDriver          string
 	AllowedUnsafeSysctls  []string
 
+	// How pods resolve names, and their hosts files.
+	ClusterDNS    []string
+	ClusterDomain string
+	ResolvConf    string
+
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
 	HousekeepingInterval time.Duration
@@ -95,6 +100,7 @@ func NewOptions() *Options {
 		PodLogDir:                  configfile.DefaultPodLogDir,
 		CgroupRoot:                 "/nodeagent",
 		CgroupDriver:               string(cgroups.DriverCgroupfs),
+		ResolvConf:                 defaultResolvConf,
 		SyncFrequency:              time.Minute,
 		RelistInterval:             time.Second,
 		HousekeepingInterval:       2 * time.Second,
@@ -134,6 +140,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which the pods' QoS tree (kubepods) is made")
 	fs.StringVar(&o.CgroupDriver, "cgroup-driver", o.CgroupDriver, "how pod cgroups are named: cgroupfs, or systemd (slices, as the kubelet names them; needs systemd as init); the container runtime must use the same")
 	fs.StringSliceVar(&o.AllowedUnsafeSysctls, "allowed-unsafe-sysctls", o.AllowedUnsafeSysctls, "unsafe sysctls pods may set besides the safe ones, as names or patterns ending in * (kernel.msg*,net.core.somaxconn), each of a namespaced sysctl; a pod setting any other is refused (SysctlForbidden), static or not")
+
+	o.addDNSFlags(fs)
 
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
 	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")
@@ -191,6 +199,7 @@ func (o *Options) Validate() error {
 	}
 	errs = append(errs, o.validateConnected()...)
 	errs = append(errs, o.validateNodeAPI()...)
+	errs = append(errs, o.validateDNS()...)
 	if o.NodeName == "" {
 		bad("--node-name is empty and the hostname is unknown")
 	} else if msgs := validation.IsDNS1123Subdomain(o.NodeName); len(msgs) > 0 {

@@ -88,6 +88,9 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		// Localhost seccomp profiles, where the kubelet keeps them.
 		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
 		HostIPs:            nodeIPs(o.NodeIP),
+		ClusterDNS:         o.ClusterDNS,
+		ClusterDomain:      o.ClusterDomain,
+		ResolvConf:         o.ResolvConf,
 		Logger:             log,
 	}
 	volOpts := volumes.Options{RootDir: o.RootDir, Logger: log}
