@@ -16,8 +16,7 @@
 // ErrNotSynced. The class's overhead needs nothing here: the apiserver's
 // RuntimeClass admission copies it into the pod's spec.overhead, which
 // the agent's admission counts and internal/runtime hands to the runtime
-// with the sandbox. The agent makes no pod-level cgroup limits (only the
-// containers' own), so the overhead bounds nothing on the node itself.
+// with the sandbox, and internal/cgroups adds to the pod cgroup's limits.
 //
 // Standalone there is no Classes: nothing can resolve a class, and
 // internal/runtime refuses a pod that names one.
