@@ -37,6 +37,9 @@ func validateNoAPIReferences(spec *corev1.PodSpec, p *field.Path) field.ErrorLis
 			for j, e := range c.EnvFrom {
 				errs = append(errs, validateEnvFromSource(&e, cp.Child("envFrom").Index(j))...)
 			}
+			if len(c.Resources.Claims) > 0 {
+				forbid(cp.Child("resources", "claims"), "resource claims")
+			}
 		}
 	}
 	for i, v := range spec.Volumes {

@@ -43,6 +43,7 @@ func TestParseManifestValidation(t *testing.T) {
 		{"duplicate port names", podWithSpec(c + "    ports: [{containerPort: 80, name: web}, {containerPort: 81, name: web}]\n"), "spec.containers[0].ports[1].name", "Duplicate"},
 		{"bad port name", podWithSpec(c + "    ports: [{containerPort: 80, name: Web_Port}]\n"), "spec.containers[0].ports[0].name", "alpha-numeric"},
 		{"host network port mismatch", podWithSpec("  hostNetwork: true\n" + c + "    ports: [{containerPort: 80, hostPort: 8080}]\n"), "spec.containers[0].ports[0].hostPort", "must equal containerPort"},
+		{"resource claim of a container", podWithSpec(c + "    resources: {claims: [{name: gpu}]}\n"), "spec.containers[0].resources.claims", "resource claims"},
 		{"raw block device", podWithSpec(c + "    volumeDevices: [{name: disk, devicePath: /dev/xvda}]\n"), "spec.containers[0].volumeDevices", "persistent volume claims"},
 		{"bad restart policy", podWithSpec("  restartPolicy: Sometimes\n" + c), "spec.restartPolicy", `"Sometimes"`},
 		{"bad dns policy", podWithSpec("  dnsPolicy: Google\n" + c), "spec.dnsPolicy", `"Google"`},
