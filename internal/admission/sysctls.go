@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 
+	"k8s.io/component-helpers/node/util/sysctl"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/version"
 )
@@ -89,7 +91,7 @@ func NewSysctls(allowedUnsafe []string, kernel *version.Version) (*Sysctls, erro
 		if len(p) > maxSysctlLength || !sysctlPattern.MatchString(p) {
 			return nil, fmt.Errorf("sysctl %q must have at most %d characters and be a sysctl name, or one whose last segment ends in *, as kernel.msg* or net.*", p, maxSysctlLength)
 		}
-		name := normalizeSysctl(p)
+		name := sysctl.NormalizeName(p)
 		prefix, wildcard := strings.CutSuffix(name, "*")
 		ns := sysctlNamespace(prefix)
 		if ns == nsUnknown {
@@ -114,8 +116,8 @@ func (s *Sysctls) Admit(pod *corev1.Pod) Result {
 	}
 	// A pod without hostUsers: false shares the host's user namespace.
 	hostUsers := pod.Spec.HostUsers == nil || *pod.Spec.HostUsers
-	for _, sysctl := range sc.Sysctls {
-		name := normalizeSysctl(sysctl.Name)
+	for _, set := range sc.Sysctls {
+		name := sysctl.NormalizeName(set.Name)
 		ns, ok := s.lookup(name)
 		var why string
 		switch {
@@ -163,25 +165,6 @@ func sysctlNamespace(name string) kernelNamespace {
 		}
 	}
 	return nsUnknown
-}
-
-// normalizeSysctl writes a sysctl with dots between its segments: one
-// written with slashes (net/ipv4/conf/eth0.100/rp_filter) has its dots
-// and slashes swapped, as sysctl.d(5) reads it.
-func normalizeSysctl(name string) string {
-	i := strings.IndexAny(name, "./")
-	if i < 0 || name[i] == '.' {
-		return name
-	}
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '.':
-			return '/'
-		case '/':
-			return '.'
-		}
-		return r
-	}, name)
 }
 
 // KernelVersion is the running kernel's version, as the kubelet reads it,

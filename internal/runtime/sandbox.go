@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"k8s.io/component-helpers/node/util/sysctl"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -57,7 +58,7 @@ func (r *Runtime) sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.Pod
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		c.Linux.Sysctls = make(map[string]string, len(sc.Sysctls))
 		for _, s := range sc.Sysctls {
-			c.Linux.Sysctls[dottedSysctl(s.Name)] = s.Value
+			c.Linux.Sysctls[sysctl.NormalizeName(s.Name)] = s.Value
 		}
 	}
 	return c
@@ -106,26 +107,6 @@ func sandboxOverhead(pod *corev1.Pod) *runtimeapi.LinuxContainerResources {
 		o.Resources.Limits[corev1.ResourceMemory] = q
 	}
 	return linuxResources(&o)
-}
-
-// dottedSysctl writes a sysctl name with dots between its segments, as
-// the kubelet hands it to the runtime: one written with slashes
-// (kernel/shm_rmid_forced, net/ipv4/conf/eth0.100/rp_filter) has its
-// slashes and dots swapped, as sysctl.d(5) reads it.
-func dottedSysctl(name string) string {
-	i := strings.IndexAny(name, "./")
-	if i < 0 || name[i] == '.' {
-		return name
-	}
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '.':
-			return '/'
-		case '/':
-			return '.'
-		}
-		return r
-	}, name)
 }
 
 // runSandbox creates the pod's log directory and runs a new sandbox with
