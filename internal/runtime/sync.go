@@ -29,8 +29,9 @@ type Action struct {
 	ID        string
 	Reason    string
 	Err       error
-	// PulledImage: a StartContainer had to pull the container's image.
-	PulledImage bool
+	// Image says, for a StartContainer, how the container's image was had
+	// (pulled or present).
+	Image ImagePull
 }
 
 // SyncResult says what one SyncPod did and what the pod's state implies.
@@ -68,6 +69,10 @@ type SyncHooks struct {
 	// because the pod's sandbox is lost, and of each sidecar it stops once
 	// the pod has finished.
 	PreStop PreStopHook
+	// PullingImage is told just before the image of a container is pulled
+	// (a pull may take long: the caller's "Pulling" event must not wait
+	// for its end).
+	PullingImage func(container, image string)
 }
 
 // PreStopHook runs the preStop hook of a running container, within grace
@@ -186,8 +191,12 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 			errs = append(errs, err)
 			continue
 		}
-		id, pulled, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, mounts[c.Name], env, s.TargetID)
-		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err, PulledImage: pulled})
+		var pulling func(string)
+		if hooks.PullingImage != nil {
+			pulling = func(image string) { hooks.PullingImage(c.Name, image) }
+		}
+		id, pulled, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, mounts[c.Name], env, s.TargetID, pulling)
+		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err, Image: pulled})
 		if err != nil {
 			if se := (*SecurityError)(nil); !errors.As(err, &se) { // which names the container already
 				err = fmt.Errorf("container %q: %w", c.Name, err)

@@ -38,6 +38,9 @@ type Options struct {
 	NodeName              string
 	PodLogDir             string
 	CgroupRoot            string
+	// ImagePullAlwaysIfAbsent makes imagePullPolicy Always act as
+	// IfNotPresent (offline-first nodes without a registry).
+	ImagePullAlwaysIfAbsent bool
 
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
@@ -127,6 +130,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NodeName, "node-name", "", "this node's name; static pods are named <name>-<node-name> (default: the hostname, lowercased)")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of the pods' container logs")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which each pod gets its own")
+	fs.BoolVar(&o.ImagePullAlwaysIfAbsent, "image-pull-always-if-absent", o.ImagePullAlwaysIfAbsent,
+		"imagePullPolicy Always pulls only an image that is absent, as IfNotPresent does (for nodes without a registry); default: Always pulls at every container start, as under the kubelet")
 
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
 	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")

@@ -67,6 +67,8 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		LogRoot:        o.PodLogDir,
 		PodsDir:        filepath.Join(o.RootDir, "pods"),
 		CgroupRoot:     o.CgroupRoot,
+		// Always pulls at each start unless the node runs offline-first.
+		ImagePullAlwaysIfAbsent: o.ImagePullAlwaysIfAbsent,
 		// Localhost seccomp profiles, where the kubelet keeps them.
 		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
 		HostIPs:            nodeIPs(o.NodeIP),
