@@ -45,8 +45,8 @@ func TestRegistry(t *testing.T) {
 		if err != nil || st.GetImage() == nil {
 			t.Fatalf("image status of %s: %v, %v", resp.ImageRef, st, err)
 		}
-		if got := st.GetImage().GetRepoTags(); len(got) == 0 || got[0] != image {
-			t.Errorf("repo tags %v, want %s", got, image)
+		if got := st.GetImage().GetRepoTags(); len(got) != 1 || got[0] != image {
+			t.Errorf("repo tags %v, want only %s: removing it would remove the others too", got, image)
 		}
 	})
 }

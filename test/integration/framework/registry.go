@@ -46,18 +46,21 @@ func (r *Registry) Image(repoAndTag string) string { return r.Host + "/" + repoA
 // PushBusybox pushes the locally built busybox image as repoAndTag, with
 // env added to its config: each distinct env gives a distinct image
 // digest, which it returns.
+//
+// The config always differs from the local image's (a marker variable),
+// so that the pushed image has an ID of its own in containerd: the CRI
+// removes an image with every tag of its ID, and a test removing a pulled
+// image must not take the local busybox along.
 func (r *Registry) PushBusybox(repoAndTag string, env ...string) (string, error) {
-	img := r.busybox
-	if len(env) > 0 {
-		cf, err := img.ConfigFile()
-		if err != nil {
-			return "", err
-		}
-		cfg := *cf.Config.DeepCopy()
-		cfg.Env = append(cfg.Env, env...)
-		if img, err = mutate.Config(img, cfg); err != nil {
-			return "", err
-		}
+	cf, err := r.busybox.ConfigFile()
+	if err != nil {
+		return "", err
+	}
+	cfg := *cf.Config.DeepCopy()
+	cfg.Env = append(append(cfg.Env, "NODEAGENT_TEST_REGISTRY=1"), env...)
+	img, err := mutate.Config(r.busybox, cfg)
+	if err != nil {
+		return "", err
 	}
 	ref, err := name.ParseReference(r.Image(repoAndTag), name.StrictValidation)
 	if err != nil {
