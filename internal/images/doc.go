@@ -3,7 +3,8 @@
 // pod may pull with, and the reference rules that pick the pull policy.
 //
 // A Keyring is built from a pod's imagePullSecrets
-// (kubernetes.io/dockerconfigjson and kubernetes.io/dockercfg) and matched
+// (kubernetes.io/dockerconfigjson and kubernetes.io/dockercfg), or from the
+// node's docker config file (NodeDockerConfigPaths), and matched
 // as the kubelet's credential keyring matches: by registry host, glob
 // patterns allowed in its labels (*.example.com), the port exactly, and a
 // path prefix; the most specific entry first; Docker Hub's own entry for

@@ -31,9 +31,9 @@ type ImagePull struct {
 // default of its reference. With Options.ImagePullAlwaysIfAbsent, Always
 // acts as IfNotPresent (offline-first nodes).
 //
-// Pulls use the credentials of the pod's imagePullSecrets that match the
-// image's repository, each in turn until one pull succeeds; a failed pull
-// backs off, per pod and image. pulling, if not nil, is called just
+// Pulls use the credentials of the pod's imagePullSecrets, then the
+// node's, that match the image's repository, each in turn until one pull
+// succeeds; a failed pull backs off, per pod and image. pulling, if not nil, is called just
 // before a pull. Errors are *ImageError.
 func (r *Runtime) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sandbox *runtimeapi.PodSandboxConfig, pulling func(image string)) (*runtimeapi.Image, ImagePull, error) {
 	ref, err := images.ParseReference(c.Image)
@@ -117,28 +117,39 @@ func (r *Runtime) pull(ctx context.Context, spec *runtimeapi.ImageSpec, auths []
 	return "", errors.Join(errs...)
 }
 
-// pullCredentials are the credentials of the pod's imagePullSecrets for
-// repository, read through Options.Sources (with the node's identity). A
-// secret that cannot be read is skipped, as the kubelet skips it: the
-// pull may still succeed without it, and fails as a pull if not; one
-// whose docker config does not parse fails the pull. Static pods have no
-// pull secrets (their sources refuse them).
+// pullCredentials are the credentials for repository: those of the pod's
+// imagePullSecrets, read through Options.Sources (with the node's
+// identity), then the node's own (Options.NodeDockerConfigPaths), as the
+// kubelet orders them. A secret that cannot be read is skipped, as the
+// kubelet skips it: the pull may still succeed without it, and fails as a
+// pull if not; a docker config that does not parse fails the pull. Static
+// pods have no pull secrets (their sources refuse them): they get the
+// node's credentials only.
 func (r *Runtime) pullCredentials(ctx context.Context, pod *corev1.Pod, repository string) ([]images.AuthConfig, error) {
-	if len(pod.Spec.ImagePullSecrets) == 0 || r.opts.Sources == nil || podtypes.IsStaticPod(pod) {
-		return nil, nil
-	}
-	var secrets []*corev1.Secret
-	for _, ref := range pod.Spec.ImagePullSecrets {
-		s, err := r.opts.Sources.Secret(ctx, pod.Namespace, ref.Name)
-		if err != nil {
-			r.log.Info("Unable to read an image pull secret; the pull may fail", "pod", pod.Namespace+"/"+pod.Name, "secret", ref.Name, "err", err)
-			continue
+	var out []images.AuthConfig
+	if len(pod.Spec.ImagePullSecrets) > 0 && r.opts.Sources != nil && !podtypes.IsStaticPod(pod) {
+		var secrets []*corev1.Secret
+		for _, ref := range pod.Spec.ImagePullSecrets {
+			s, err := r.opts.Sources.Secret(ctx, pod.Namespace, ref.Name)
+			if err != nil {
+				r.log.Info("Unable to read an image pull secret; the pull may fail", "pod", pod.Namespace+"/"+pod.Name, "secret", ref.Name, "err", err)
+				continue
+			}
+			secrets = append(secrets, s)
 		}
-		secrets = append(secrets, s)
+		kr, err := images.KeyringFromSecrets(secrets)
+		if err != nil {
+			return nil, fmt.Errorf("image pull secrets: %w", err)
+		}
+		out = kr.Lookup(repository)
 	}
-	kr, err := images.KeyringFromSecrets(secrets)
-	if err != nil {
-		return nil, fmt.Errorf("image pull secrets: %w", err)
+	if len(r.opts.NodeDockerConfigPaths) > 0 {
+		// Read at each pull (pulls are rare): a changed file counts at once.
+		kr, err := images.KeyringFromFiles(r.opts.NodeDockerConfigPaths)
+		if err != nil {
+			return nil, fmt.Errorf("the node's docker config: %w", err)
+		}
+		out = append(out, kr.Lookup(repository)...)
 	}
-	return kr.Lookup(repository), nil
+	return out, nil
 }

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -126,6 +128,7 @@ func TestSyncPodPullCredentials(t *testing.T) {
 		name      string
 		secrets   []string
 		static    bool
+		node      bool // the node has a docker config for the registry
 		wantErr   error
 		wantPulls []string
 	}{
@@ -140,9 +143,22 @@ func TestSyncPodPullCredentials(t *testing.T) {
 		{name: "an unparsable secret fails the pull", secrets: []string{"bad", "right"}, wantErr: ErrImagePull},
 		{name: "a static pod has none", secrets: []string{"right"}, static: true, wantErr: ErrImagePull,
 			wantPulls: []string{"r.example.com/team/app:1"}},
+		{name: "a static pod has the node's", static: true, node: true,
+			wantPulls: []string{"r.example.com/team/app:1 as node:right"}},
+		{name: "the pod's secrets first, then the node's", secrets: []string{"wrong"}, node: true,
+			wantPulls: []string{"r.example.com/team/app:1 as u:wrong", "r.example.com/team/app:1 as node:right"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, reg := imageWorld(t, func(o *Options) { o.Sources = sources })
+			nodeConfig := filepath.Join(t.TempDir(), "config.json")
+			if tc.node {
+				if err := os.WriteFile(nodeConfig, []byte(`{"auths": {"r.example.com": {"username": "node", "password": "right"}}}`), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w, reg := imageWorld(t, func(o *Options) {
+				o.Sources = sources
+				o.NodeDockerConfigPaths = []string{nodeConfig}
+			})
 			reg.password = "right"
 			pod := newPod(func(p *corev1.Pod) {
 				p.Spec.Containers[0].Image = "r.example.com/team/app:1"

@@ -51,6 +51,11 @@ type Options struct {
 	BackoffMax     time.Duration
 	BackoffReset   time.Duration
 
+	// NodeDockerConfigPaths are where the node's own registry credentials
+	// may be (images.NodeDockerConfigPaths); the first file that exists
+	// is read at each pull. Empty: none.
+	NodeDockerConfigPaths []string
+
 	// ImagePullAlwaysIfAbsent makes pull policy Always act as
 	// IfNotPresent: a present image is used as it is, without asking the
 	// registry (for nodes without one). Off, Always pulls at every start,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -203,4 +205,29 @@ func TestBinaryImagePullAlways(t *testing.T) {
 	if ref := digestOf(); !strings.Contains(ref, second) {
 		t.Errorf("restarted instance runs %s, want %s", ref, second)
 	}
+}
+
+// TestBinaryImageNodeCredentials: a static pod, which may name no pull
+// secret, pulls a private image with the node's own credentials
+// (<root-dir>/config.json, where the kubelet looks first); without them
+// its pull is refused.
+func TestBinaryImageNodeCredentials(t *testing.T) {
+	image := env.Registry.Image(framework.PrivateBusybox + ":1")
+	removeImage(t, image)
+	h := newAgent(t)
+	c := shContainer("main", sleepForever)
+	c.Image, c.ImagePullPolicy = image, corev1.PullIfNotPresent
+	h.writeManifest(testPod("node-creds", c))
+	h.waitPod("node-creds", "ErrImagePull", 30*time.Second, func(p localapi.Pod) bool {
+		c := findContainer(p, "main")
+		return c != nil && (c.Reason == "ErrImagePull" || c.Reason == "ImagePullBackOff")
+	})
+
+	auth := base64.StdEncoding.EncodeToString([]byte(env.Registry.User + ":" + env.Registry.Password))
+	cfg := fmt.Sprintf(`{"auths": {%q: {"auth": %q}}}`, env.Registry.Host, auth)
+	if err := os.WriteFile(filepath.Join(h.dir, "root", "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The next pull, once the back-off lets it, uses the file.
+	h.waitPod("node-creds", "running", 60*time.Second, runningContainer("main"))
 }
