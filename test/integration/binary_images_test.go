@@ -231,3 +231,55 @@ func TestBinaryImageNodeCredentials(t *testing.T) {
 	// The next pull, once the back-off lets it, uses the file.
 	h.waitPod("node-creds", "running", 60*time.Second, runningContainer("main"))
 }
+
+// TestBinaryImagePullBackOffGrows: a pull the registry keeps refusing is
+// retried after growing intervals (the kubelet's 10 s, 20 s, 40 s, as the
+// pod's syncs, every 10 s, find the back-off over), as the registry's own
+// log of the attempts shows.
+func TestBinaryImagePullBackOffGrows(t *testing.T) {
+	const repo = "private/backoff"
+	h := newAgent(t)
+	c := shContainer("main", sleepForever)
+	c.Image, c.ImagePullPolicy = env.Registry.Image(repo+":1"), corev1.PullIfNotPresent
+	h.writeManifest(testPod("backoff", c))
+
+	// Attempts: the refusals of the repository's manifest, requests less
+	// than 2 s apart counted as one attempt (the runtime may ask twice).
+	attempts := func() []time.Time {
+		data, err := os.ReadFile(env.Registry.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []time.Time
+		for _, line := range strings.Split(string(data), "\n") {
+			if !strings.Contains(line, " /v2/"+repo+"/manifests/1 401 ") || len(line) < 19 {
+				continue
+			}
+			at, err := time.ParseInLocation("2006/01/02 15:04:05", line[:19], time.Local)
+			if err != nil {
+				t.Fatalf("registry log line %q: %v", line, err)
+			}
+			if len(out) == 0 || at.Sub(out[len(out)-1]) >= 2*time.Second {
+				out = append(out, at)
+			}
+		}
+		return out
+	}
+	var got []time.Time
+	eventuallyTrue(t, "four pull attempts", 150*time.Second, func() (bool, string) {
+		got = attempts()
+		return len(got) >= 4, fmt.Sprint(got)
+	})
+	for i, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second} {
+		// One second of slack below (the log's timestamps are whole
+		// seconds); above, up to two of the pod's jittered 10 s syncs.
+		if gap := got[i+1].Sub(got[i]); gap < want-time.Second || gap > want+20*time.Second {
+			t.Errorf("attempt %d came %v after the one before, want about %v (attempts %v)", i+2, gap, want, got)
+		}
+	}
+	p := h.waitPod("backoff", "backing off", 10*time.Second, func(p localapi.Pod) bool {
+		c := findContainer(p, "main")
+		return c != nil && (c.Reason == "ImagePullBackOff" || c.Reason == "ErrImagePull")
+	})
+	t.Logf("attempts %v; status %s", got, findContainer(p, "main").Message)
+}
