@@ -15,6 +15,8 @@ CNI_CONF_DIR=$DIR/cni/net.d
 CNI_IPAM_DIR=$DIR/cni/ipam
 LOG_ROOT=$DIR/pod-logs
 ENV_FILE=$DIR/env
+# The registry config_path: hosts.toml files by registry host.
+CERTS_D=$DIR/certs.d
 CNI_BIN_DIR=/usr/lib/cni
 # A second containerd beside the tests' one (the conformance run's) needs
 # a bridge and a subnet of its own.

@@ -144,6 +144,11 @@ write_config() {
 		      bin_dir = "$CNI_BIN_DIR"
 		      conf_dir = "$CNI_CONF_DIR"
 		      max_conf_num = 1
+
+		    # One hosts.toml per registry host, read at each pull: the
+		    # tests' registry (hack/registry-up.sh) adds its own there.
+		    [plugins."io.containerd.grpc.v1.cri".registry]
+		      config_path = "$CERTS_D"
 	EOF
 }
 
@@ -157,7 +162,7 @@ start_containerd() {
 		log "overlayfs does not work under $ROOT; using the native snapshotter"
 		snapshotter=native
 	fi
-	mkdir -p "$STATE" "$LOG_ROOT"
+	mkdir -p "$STATE" "$LOG_ROOT" "$CERTS_D"
 	write_cni_conf
 	write_config "$snapshotter"
 	# One log per start, so that a failure report shows only this start.
@@ -217,6 +222,7 @@ write_env() {
 			PAUSE_IMAGE_DIGEST "$PAUSE_IMAGE_DIGEST" \
 			BUSYBOX_IMAGE "$BUSYBOX_IMAGE" \
 			BUSYBOX_IMAGE_DIGEST "$BUSYBOX_IMAGE_DIGEST" \
+			BUSYBOX_IMAGE_TAR "$BUSYBOX_IMAGE_TAR" \
 			CNI_CONF_DIR "$CNI_CONF_DIR" \
 			CNI_NETWORK "$CNI_NETWORK" \
 			CNI_BRIDGE "$CNI_BRIDGE" \

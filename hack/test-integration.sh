@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs the integration tests against real containerd, etcd, kube-apiserver
-# and kube-controller-manager. The test framework starts and stops them through the
-# hack/*-up.sh and *-down.sh scripts; this script builds the control plane
-# first (minutes when cold, cached afterwards) so that test timeouts measure
-# tests, and makes sure nothing is left running whatever happens.
+# Runs the integration tests against real containerd, an image registry,
+# etcd, kube-apiserver and kube-controller-manager. The test framework
+# starts and stops them through the hack/*-up.sh and *-down.sh scripts;
+# this script builds the control plane first (minutes when cold, cached
+# afterwards) so that test timeouts measure tests, and makes sure nothing
+# is left running whatever happens.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root=$(repo_root)
@@ -21,6 +22,7 @@ if [[ -z ${NODEAGENT_TEST_LOCK_HELD:-} ]]; then
 fi
 
 cleanup() {
+  hack/registry-down.sh --purge >/dev/null 2>&1 || true
   hack/controlplane-down.sh --purge >/dev/null 2>&1 || true
   hack/containerd-down.sh >/dev/null 2>&1 || true
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,12 +16,17 @@ import (
 
 // The reasons of the pod events, as the kubelet names them.
 const (
+	eventPulling = "Pulling"
 	eventPulled  = "Pulled"
-	eventCreated = "Created"
-	eventStarted = "Started"
-	eventKilling = "Killing"
-	eventBackOff = "BackOff"
-	eventFailed  = "Failed"
+	// eventInspectFailed: the image reference does not parse;
+	// eventNeverPull: it is absent and may not be pulled.
+	eventInspectFailed = "InspectFailed"
+	eventNeverPull     = "ErrImageNeverPull"
+	eventCreated       = "Created"
+	eventStarted       = "Started"
+	eventKilling       = "Killing"
+	eventBackOff       = "BackOff"
+	eventFailed        = "Failed"
 	// Unhealthy: a probe started failing (once per change, not per probe).
 	eventUnhealthy = "Unhealthy"
 	// ProbeWarning: a probe succeeded with a warning (once per container
@@ -59,17 +65,18 @@ func (e *podEvents) actions(pod *corev1.Pod, actions []runtime.Action) {
 	for _, a := range actions {
 		switch a.Kind {
 		case runtime.ActionStartContainer:
+			e.imageEvents(ref, pod, a)
+			var ie *runtime.ImageError
 			switch {
 			case a.Err == nil:
-				if a.PulledImage {
-					e.rec.Eventf(ref, corev1.EventTypeNormal, eventPulled, "Pulled image %q", imageOf(pod, a.Container))
-				} else {
-					e.rec.Eventf(ref, corev1.EventTypeNormal, eventPulled, "Container image %q already present on machine", imageOf(pod, a.Container))
-				}
 				e.rec.Eventf(ref, corev1.EventTypeNormal, eventCreated, "Created container %s", a.Container)
 				e.rec.Eventf(ref, corev1.EventTypeNormal, eventStarted, "Started container %s", a.Container)
 			case errors.Is(a.Err, runtime.ErrCrashLoopBackOff):
 				e.rec.Eventf(ref, corev1.EventTypeWarning, eventBackOff, "Back-off restarting failed container %s", a.Container)
+			case errors.As(a.Err, &ie):
+				// The image's own event said why; this says what the
+				// container waits with, as the kubelet's does.
+				e.rec.Eventf(ref, corev1.EventTypeWarning, eventFailed, "Error: %s", runtime.WaitingReason(a.Err))
 			default:
 				e.rec.Eventf(ref, corev1.EventTypeWarning, eventFailed, "Error: %v", a.Err)
 			}
@@ -102,6 +109,41 @@ func (e *podEvents) warnings(pod *corev1.Pod, ws []runtime.Warning) {
 			e.rec.Event(node, corev1.EventTypeWarning, w.Reason, w.Message)
 		}
 	}
+}
+
+// imageEvents records how a starting container's image was had, or why
+// not, in the kubelet's words.
+func (e *podEvents) imageEvents(ref *corev1.ObjectReference, pod *corev1.Pod, a runtime.Action) {
+	var ie *runtime.ImageError
+	switch {
+	case errors.As(a.Err, &ie):
+		switch {
+		case errors.Is(ie, runtime.ErrImagePullBackOff):
+			e.rec.Eventf(ref, corev1.EventTypeNormal, eventBackOff, "Back-off pulling image %q", ie.Image)
+		case errors.Is(ie, runtime.ErrImagePull):
+			e.rec.Eventf(ref, corev1.EventTypeWarning, eventFailed, "Failed to pull image %q: %s", ie.Image, ie.Message)
+		case errors.Is(ie, runtime.ErrInvalidImageName):
+			e.rec.Eventf(ref, corev1.EventTypeWarning, eventInspectFailed, "%s", ie.Message)
+		case errors.Is(ie, runtime.ErrImageNeverPull):
+			e.rec.Eventf(ref, corev1.EventTypeWarning, eventNeverPull, "%s", ie.Message)
+		}
+	case a.Image.Pulled:
+		// The runtime does not say how long the pull queued: none here.
+		took := a.Image.Duration.Truncate(time.Millisecond)
+		e.rec.Eventf(ref, corev1.EventTypeNormal, eventPulled, "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.",
+			imageOf(pod, a.Container), took, took, a.Image.Size)
+	case a.Image.Image != "":
+		// Found present (a later step may have failed).
+		e.rec.Eventf(ref, corev1.EventTypeNormal, eventPulled, "Container image %q already present on machine", imageOf(pod, a.Container))
+	}
+}
+
+// pulling records that a container's image is being pulled.
+func (e *podEvents) pulling(pod *corev1.Pod, image string) {
+	if e == nil || e.rec == nil {
+		return
+	}
+	e.rec.Eventf(e.ref(pod), corev1.EventTypeNormal, eventPulling, "Pulling image %q", image)
 }
 
 // unhealthy records a probe that started failing.

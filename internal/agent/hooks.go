@@ -57,11 +57,13 @@ func podIP(rs *runtime.PodStatus) string {
 // rs is the pod's runtime status before the sync, whose IPs a hook gets
 // when the runtime has none at hand.
 func (s *syncer) syncHooks(pod *corev1.Pod, rs *runtime.PodStatus) runtime.SyncHooks {
+	pulling := func(_, image string) { s.events.pulling(pod, image) }
 	if s.probes == nil {
-		return runtime.SyncHooks{}
+		return runtime.SyncHooks{PullingImage: pulling}
 	}
 	return runtime.SyncHooks{
-		Started: s.probes.Started,
+		PullingImage: pulling,
+		Started:      s.probes.Started,
 		PostStart: func(ctx context.Context, c *corev1.Container, id string, ips []string) error {
 			return s.postStart(ctx, pod, c, id, ips)
 		},

@@ -31,16 +31,16 @@ type podEnv struct {
 
 // startContainer makes sure the image is present, creates the container and
 // starts it. It returns the container's ID once created, even if the start
-// failed, and whether the image had to be pulled.
+// failed, and how the image was had.
 //
 // targetID, for an ephemeral container that targets another, is that
 // container's: the new one joins its process namespace.
 func (r *Runtime) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, restartCount int,
-	sandboxID string, sandbox *runtimeapi.PodSandboxConfig, mounts []Mount, env podEnv, targetID string,
-) (id string, pulled bool, err error) {
-	image, pulled, err := r.ensureImage(ctx, c, sandbox)
+	sandboxID string, sandbox *runtimeapi.PodSandboxConfig, mounts []Mount, env podEnv, targetID string, pulling func(image string),
+) (id string, pulled ImagePull, err error) {
+	image, pulled, err := r.ensureImage(ctx, pod, c, sandbox, pulling)
 	if err != nil {
-		return "", false, err
+		return "", pulled, err
 	}
 	user := imageUserOf(image)
 	if err := imageUserRefusal(pod, c, user); err != nil {

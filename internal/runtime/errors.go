@@ -15,8 +15,13 @@ var (
 	ErrNotCRIv1 = errors.New("endpoint does not serve CRI v1")
 	// ErrImageNeverPull: the image is absent and the pull policy is Never.
 	ErrImageNeverPull = errors.New("image may not be pulled")
-	// ErrImagePull: the image is absent and pulling it failed.
+	// ErrImagePull: pulling the image failed.
 	ErrImagePull = errors.New("image pull failed")
+	// ErrImagePullBackOff: pulls of the image for the pod failed lately;
+	// the next one waits out a back-off.
+	ErrImagePullBackOff = errors.New("image pull backing off")
+	// ErrInvalidImageName: the container's image reference does not parse.
+	ErrInvalidImageName = errors.New("invalid image name")
 	// ErrNoLog: the pod's log directory holds no log of the container
 	// instance asked for.
 	ErrNoLog = errors.New("no log of the container instance")
@@ -72,6 +77,26 @@ func createError(step, err error) error {
 	return fmt.Errorf("%w: %w", step, err)
 }
 
+// ImageError says why a container's image is not there to run. It
+// matches its Reason (ErrImagePull, ErrImagePullBackOff,
+// ErrInvalidImageName or ErrImageNeverPull) with errors.Is, and its
+// message is worded as the kubelet words the container's waiting message.
+type ImageError struct {
+	Reason error
+	// Image is the reference as the container names it.
+	Image   string
+	Message string
+	// Err is the cause (the runtime's refusal of a pull), if any.
+	Err error
+}
+
+func (e *ImageError) Error() string { return e.Message }
+
+// Is makes errors.Is(err, e.Reason) true.
+func (e *ImageError) Is(target error) bool { return target == e.Reason }
+
+func (e *ImageError) Unwrap() error { return e.Err }
+
 // BackoffError says that a crashed container waits out its back-off. It
 // matches ErrCrashLoopBackOff with errors.Is.
 type BackoffError struct {
@@ -99,7 +124,9 @@ func WaitingReason(err error) string {
 	}{
 		{ErrCrashLoopBackOff, "CrashLoopBackOff"},
 		{ErrImageNeverPull, "ErrImageNeverPull"},
+		{ErrImagePullBackOff, "ImagePullBackOff"},
 		{ErrImagePull, "ErrImagePull"},
+		{ErrInvalidImageName, "InvalidImageName"},
 		{ErrCreateSandbox, "CreatePodSandboxError"},
 		{ErrUnsupported, "CreateContainerConfigError"},
 		{ErrSecurityContext, "CreateContainerConfigError"},

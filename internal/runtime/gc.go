@@ -37,6 +37,7 @@ func (r *Runtime) GarbageCollect(ctx context.Context, deleted func(types.UID) bo
 		}
 	}
 	r.backoff.prune()
+	r.pullBackoff.prune()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("garbage collection: %w", err)
 	}

@@ -2,43 +2,154 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodeagent/nodeagent/internal/images"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
+// ImagePull says how a container's image was had: Pulled, or found
+// present. Image is the reference as pulled (a default tag added).
+type ImagePull struct {
+	Image  string
+	Pulled bool
+	// Duration is how long the pull took; Size is the image's, in bytes.
+	Duration time.Duration
+	Size     uint64
+}
+
 // ensureImage returns the container's image as the runtime holds it (its
-// ID and user), pulling it only if it is absent and the pull policy allows;
-// pulled says it did.
+// ID and user), pulling it as the pull policy says, as the kubelet does:
+// Always pulls each time a container starts (the runtime resolves the
+// tag against the registry and fetches only what it lacks), IfNotPresent
+// and Never use a present image. A container without a policy gets the
+// default of its reference. With Options.ImagePullAlwaysIfAbsent, Always
+// acts as IfNotPresent (offline-first nodes).
 //
-// Unlike the kubelet, policy Always does not pull an image that is already
-// present: the agent runs offline-first (a node may have no registry), and
-// refreshing images is left to an image manager.
-func (r *Runtime) ensureImage(ctx context.Context, c *corev1.Container, sandbox *runtimeapi.PodSandboxConfig) (img *runtimeapi.Image, pulled bool, err error) {
-	spec := &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image}
-	resp, err := r.img.ImageStatus(ctx, spec, false)
+// Pulls use the credentials of the pod's imagePullSecrets, then the
+// node's, that match the image's repository, each in turn until one pull
+// succeeds; a failed pull backs off, per pod and image. pulling, if not nil, is called just
+// before a pull. Errors are *ImageError.
+func (r *Runtime) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sandbox *runtimeapi.PodSandboxConfig, pulling func(image string)) (*runtimeapi.Image, ImagePull, error) {
+	ref, err := images.ParseReference(c.Image)
 	if err != nil {
-		return nil, false, fmt.Errorf("image %q: status: %w", c.Image, err)
+		return nil, ImagePull{}, &ImageError{Reason: ErrInvalidImageName, Image: c.Image, Err: err,
+			Message: fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)}
 	}
-	if found := resp.GetImage(); found.GetId() != "" {
-		return found, false, nil
+	info := ImagePull{Image: ref.Image}
+	policy := c.ImagePullPolicy
+	if policy == "" {
+		policy = ref.DefaultPullPolicy()
 	}
-	if c.ImagePullPolicy == corev1.PullNever {
-		return nil, false, fmt.Errorf("image %q not present and pull policy is Never: %w", c.Image, ErrImageNeverPull)
+	if policy == corev1.PullAlways && r.opts.ImagePullAlwaysIfAbsent {
+		policy = corev1.PullIfNotPresent
 	}
-	r.log.V(1).Info("pulling image", "image", c.Image)
-	ref, err := r.img.PullImage(ctx, spec, nil, sandbox)
+	spec := &runtimeapi.ImageSpec{Image: ref.Image, UserSpecifiedImage: c.Image}
+	if policy != corev1.PullAlways {
+		resp, err := r.img.ImageStatus(ctx, spec, false)
+		if err != nil {
+			return nil, info, &ImageError{Reason: ErrImagePull, Image: c.Image, Err: err,
+				Message: fmt.Sprintf("Failed to inspect image %q: %v", c.Image, err)}
+		}
+		if found := resp.GetImage(); found.GetId() != "" {
+			return found, info, nil
+		}
+		if policy == corev1.PullNever {
+			return nil, info, &ImageError{Reason: ErrImageNeverPull, Image: c.Image,
+				Message: fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)}
+		}
+	}
+
+	key := pullBackoffKey(pod.UID, ref.Image)
+	if left, last := r.pullBackoff.wait(key); left > 0 {
+		return nil, info, &ImageError{Reason: ErrImagePullBackOff, Image: c.Image,
+			Message: fmt.Sprintf("Back-off pulling image %q: ErrImagePull: %s", c.Image, last)}
+	}
+	auths, err := r.pullCredentials(ctx, pod, ref.Repository)
 	if err != nil {
-		return nil, false, fmt.Errorf("image %q not present: %w: %w", c.Image, ErrImagePull, err)
+		r.pullBackoff.failed(key, err.Error())
+		return nil, info, &ImageError{Reason: ErrImagePull, Image: c.Image, Err: err, Message: err.Error()}
 	}
+	if pulling != nil {
+		pulling(c.Image)
+	}
+	r.log.V(1).Info("pulling image", "image", ref.Image, "credentials", len(auths), "policy", policy)
+	start := r.clock.Now()
+	imageRef, err := r.pull(ctx, spec, auths, sandbox)
+	if err != nil {
+		r.pullBackoff.failed(key, err.Error())
+		return nil, info, &ImageError{Reason: ErrImagePull, Image: c.Image, Err: err, Message: err.Error()}
+	}
+	info.Pulled, info.Duration = true, r.clock.Since(start)
 	// The pull answers with a reference only; the user is in the status.
-	resp, err = r.img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: ref, UserSpecifiedImage: c.Image}, false)
+	resp, err := r.img.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: c.Image}, false)
 	if err != nil {
-		return nil, false, fmt.Errorf("image %q: status after the pull: %w", c.Image, err)
+		return nil, info, &ImageError{Reason: ErrImagePull, Image: c.Image, Err: err,
+			Message: fmt.Sprintf("image %q: status after the pull: %v", c.Image, err)}
 	}
 	if resp.GetImage().GetId() == "" {
-		return nil, false, fmt.Errorf("image %q: pulled as %s, but the runtime does not list it", c.Image, ref)
+		return nil, info, &ImageError{Reason: ErrImagePull, Image: c.Image,
+			Message: fmt.Sprintf("image %q: pulled as %s, but the runtime does not list it", c.Image, imageRef)}
 	}
-	return resp.GetImage(), true, nil
+	info.Size = resp.GetImage().GetSize()
+	return resp.GetImage(), info, nil
+}
+
+// pull pulls with each set of credentials in turn until one succeeds;
+// without any, anonymously.
+func (r *Runtime) pull(ctx context.Context, spec *runtimeapi.ImageSpec, auths []images.AuthConfig, sandbox *runtimeapi.PodSandboxConfig) (string, error) {
+	if len(auths) == 0 {
+		return r.img.PullImage(ctx, spec, nil, sandbox)
+	}
+	var errs []error
+	for _, a := range auths {
+		ref, err := r.img.PullImage(ctx, spec, &runtimeapi.AuthConfig{Username: a.Username, Password: a.Password}, sandbox)
+		if err == nil {
+			return ref, nil
+		}
+		errs = append(errs, err)
+	}
+	return "", errors.Join(errs...)
+}
+
+// pullCredentials are the credentials for repository: those of the pod's
+// imagePullSecrets, read through Options.Sources (with the node's
+// identity), then the node's own (Options.NodeDockerConfigPaths), as the
+// kubelet orders them. A secret that cannot be read is skipped, as the
+// kubelet skips it: the pull may still succeed without it, and fails as a
+// pull if not; a docker config that does not parse fails the pull. Static
+// pods have no pull secrets (their sources refuse them): they get the
+// node's credentials only.
+func (r *Runtime) pullCredentials(ctx context.Context, pod *corev1.Pod, repository string) ([]images.AuthConfig, error) {
+	var out []images.AuthConfig
+	if len(pod.Spec.ImagePullSecrets) > 0 && r.opts.Sources != nil && !podtypes.IsStaticPod(pod) {
+		var secrets []*corev1.Secret
+		for _, ref := range pod.Spec.ImagePullSecrets {
+			s, err := r.opts.Sources.Secret(ctx, pod.Namespace, ref.Name)
+			if err != nil {
+				r.log.Info("Unable to read an image pull secret; the pull may fail", "pod", pod.Namespace+"/"+pod.Name, "secret", ref.Name, "err", err)
+				continue
+			}
+			secrets = append(secrets, s)
+		}
+		kr, err := images.KeyringFromSecrets(secrets)
+		if err != nil {
+			return nil, fmt.Errorf("image pull secrets: %w", err)
+		}
+		out = kr.Lookup(repository)
+	}
+	if len(r.opts.NodeDockerConfigPaths) > 0 {
+		// Read at each pull (pulls are rare): a changed file counts at once.
+		kr, err := images.KeyringFromFiles(r.opts.NodeDockerConfigPaths)
+		if err != nil {
+			return nil, fmt.Errorf("the node's docker config: %w", err)
+		}
+		out = append(out, kr.Lookup(repository)...)
+	}
+	return out, nil
 }

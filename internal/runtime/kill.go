@@ -38,6 +38,7 @@ func (r *Runtime) KillPod(ctx context.Context, pod *corev1.Pod, running Pod, gra
 		return err
 	}
 	r.backoff.forget(uid)
+	r.pullBackoff.forget(uid)
 	return nil
 }
 

@@ -52,12 +52,24 @@ type Options struct {
 	// name relative to it (default /var/lib/nodeagent/seccomp).
 	SeccompProfileRoot string
 
-	// BackoffInitial and BackoffMax bound the crash-loop back-off (default
-	// 10 s and 5 min); a container that ran BackoffReset (default 10 min)
-	// starts the back-off over.
+	// BackoffInitial and BackoffMax bound the crash-loop back-off and the
+	// image pull back-off (default 10 s and 5 min, the kubelet's for
+	// both); a container that ran BackoffReset (default 10 min) starts its
+	// back-off over.
 	BackoffInitial time.Duration
 	BackoffMax     time.Duration
 	BackoffReset   time.Duration
+
+	// NodeDockerConfigPaths are where the node's own registry credentials
+	// may be (images.NodeDockerConfigPaths); the first file that exists
+	// is read at each pull. Empty: none.
+	NodeDockerConfigPaths []string
+
+	// ImagePullAlwaysIfAbsent makes pull policy Always act as
+	// IfNotPresent: a present image is used as it is, without asking the
+	// registry (for nodes without one). Off, Always pulls at every start,
+	// as under the kubelet.
+	ImagePullAlwaysIfAbsent bool
 
 	// MaxDeadPerContainer is how many exited instances of each container
 	// GarbageCollect keeps (default 1), so that restart counts and the last
@@ -141,10 +153,12 @@ type Runtime struct {
 	img     criImages
 	closer  func() error
 	backoff *backoff
-	version VersionInfo
-	host    hostSecurity
-	log     logr.Logger
-	clock   clock.Clock
+	// pullBackoff paces failed image pulls, per pod and image.
+	pullBackoff *pullBackoff
+	version     VersionInfo
+	host        hostSecurity
+	log         logr.Logger
+	clock       clock.Clock
 }
 
 // New connects to the CRI runtime at opts.Endpoint and checks that it
@@ -173,13 +187,14 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 func newRuntime(opts Options, rt criRuntime, img criImages) *Runtime {
 	opts.defaults()
 	return &Runtime{
-		opts:    opts,
-		rt:      rt,
-		img:     img,
-		closer:  func() error { return nil },
-		backoff: newBackoff(opts.Clock, opts.BackoffInitial, opts.BackoffMax, opts.BackoffReset),
-		log:     opts.Logger.WithName("runtime"),
-		clock:   opts.Clock,
+		opts:        opts,
+		rt:          rt,
+		img:         img,
+		closer:      func() error { return nil },
+		backoff:     newBackoff(opts.Clock, opts.BackoffInitial, opts.BackoffMax, opts.BackoffReset),
+		pullBackoff: newPullBackoff(opts.Clock, opts.BackoffInitial, opts.BackoffMax),
+		log:         opts.Logger.WithName("runtime"),
+		clock:       opts.Clock,
 	}
 }
 

@@ -30,8 +30,9 @@ type Action struct {
 	ID        string
 	Reason    string
 	Err       error
-	// PulledImage: a StartContainer had to pull the container's image.
-	PulledImage bool
+	// Image says, for a StartContainer, how the container's image was had
+	// (pulled or present).
+	Image ImagePull
 }
 
 // SyncResult says what one SyncPod did and what the pod's state implies.
@@ -72,6 +73,10 @@ type SyncHooks struct {
 	// because the pod's sandbox is lost, and of each sidecar it stops once
 	// the pod has finished.
 	PreStop PreStopHook
+	// PullingImage is told just before the image of a container is pulled
+	// (a pull may take long: the caller's "Pulling" event must not wait
+	// for its end).
+	PullingImage func(container, image string)
 }
 
 // PreStopHook runs the preStop hook of a running container, within grace
@@ -226,8 +231,12 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 		if hosts != nil && !mountsEtcHosts(c) {
 			ms = append(slices.Clip(ms), *hosts)
 		}
-		id, pulled, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, ms, env, s.TargetID)
-		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err, PulledImage: pulled})
+		var pulling func(string)
+		if hooks.PullingImage != nil {
+			pulling = func(image string) { hooks.PullingImage(c.Name, image) }
+		}
+		id, pulled, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, ms, env, s.TargetID, pulling)
+		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err, Image: pulled})
 		if err != nil {
 			if se := (*SecurityError)(nil); !errors.As(err, &se) { // which names the container already
 				err = fmt.Errorf("container %q: %w", c.Name, err)

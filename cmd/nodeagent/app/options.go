@@ -48,6 +48,10 @@ type Options struct {
 	ClusterDomain string
 	ResolvConf    string
 
+	// ImagePullAlwaysIfAbsent makes imagePullPolicy Always act as
+	// IfNotPresent (offline-first nodes without a registry).
+	ImagePullAlwaysIfAbsent bool
+
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
 	HousekeepingInterval time.Duration
@@ -142,6 +146,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.AllowedUnsafeSysctls, "allowed-unsafe-sysctls", o.AllowedUnsafeSysctls, "unsafe sysctls pods may set besides the safe ones, as names or patterns ending in * (kernel.msg*,net.core.somaxconn), each of a namespaced sysctl; a pod setting any other is refused (SysctlForbidden), static or not")
 
 	o.addDNSFlags(fs)
+	fs.BoolVar(&o.ImagePullAlwaysIfAbsent, "image-pull-always-if-absent", o.ImagePullAlwaysIfAbsent,
+		"imagePullPolicy Always pulls only an image that is absent, as IfNotPresent does (for nodes without a registry); default: Always pulls at every container start, as under the kubelet")
 
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
 	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")

@@ -20,6 +20,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
+	"github.com/nodeagent/nodeagent/internal/images"
 	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
@@ -85,6 +86,10 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		PodsDir:        filepath.Join(o.RootDir, "pods"),
 		Cgroups:        cg,
 		MemoryCapacity: machine.MemoryBytes,
+		// Always pulls at each start unless the node runs offline-first.
+		ImagePullAlwaysIfAbsent: o.ImagePullAlwaysIfAbsent,
+		// The node's registry credentials, where the kubelet looks.
+		NodeDockerConfigPaths: images.NodeDockerConfigPaths(o.RootDir),
 		// Localhost seccomp profiles, where the kubelet keeps them.
 		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
 		HostIPs:            nodeIPs(o.NodeIP),

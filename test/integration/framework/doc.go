@@ -5,7 +5,8 @@
 //
 //	func TestMain(m *testing.M) { os.Exit(framework.Run(m, &env)) }
 //
-// Run starts containerd and the control plane (etcd, kube-apiserver,
+// Run starts containerd, the image registry (hack/registry-up.sh, with
+// the busybox image pushed to it) and the control plane (etcd, kube-apiserver,
 // kube-controller-manager, set up as kubeadm sets up a cluster) through
 // hack/containerd-up.sh and hack/controlplane-up.sh, runs the tests, checks
 // that they left no pod sandbox or container behind and that the apiserver

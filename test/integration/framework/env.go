@@ -30,6 +30,9 @@ type Env struct {
 	// PauseImage and BusyboxImage are the locally built images, already
 	// imported into containerd.
 	PauseImage, BusyboxImage string
+	// Registry is the tests' image registry, which holds the busybox
+	// image as Registry.Image(PrivateBusybox + ":1").
+	Registry *Registry
 	// LogRoot is a directory tests may use for container logs.
 	LogRoot string
 

@@ -67,6 +67,9 @@ func Run(m *testing.M, env **Env) int {
 	if err := down(root); err != nil {
 		code = fail("tearing down: %v", err)
 	}
+	if e.Registry != nil {
+		os.RemoveAll(e.Registry.layoutDir)
+	}
 	for name, p := range e.pids {
 		if p.alive() {
 			code = fail("%s (pid %d) still runs after teardown", name, p.pid)
@@ -117,7 +120,7 @@ func up(root string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := need("containerd env", ctrd, "CONTAINERD_SOCKET", "CONTAINERD_PID", "PAUSE_IMAGE", "BUSYBOX_IMAGE", "CONTAINER_LOG_ROOT"); err != nil {
+	if err := need("containerd env", ctrd, "CONTAINERD_SOCKET", "CONTAINERD_PID", "PAUSE_IMAGE", "BUSYBOX_IMAGE", "BUSYBOX_IMAGE_TAR", "CONTAINER_LOG_ROOT"); err != nil {
 		return nil, err
 	}
 	e := &Env{
@@ -130,6 +133,9 @@ func up(root string) (*Env, error) {
 	}
 	if pid, err := strconv.Atoi(ctrd["CONTAINERD_PID"]); err == nil {
 		e.pids["containerd"] = processOf(pid)
+	}
+	if err := e.startRegistry(root, ctrd["BUSYBOX_IMAGE_TAR"]); err != nil {
+		return nil, err
 	}
 	cp, err := e.readControlPlaneEnv()
 	if err != nil {
@@ -176,6 +182,7 @@ func (e *Env) readControlPlaneEnv() (map[string]string, error) {
 
 func down(root string) error {
 	return errors.Join(
+		script(root, "registry-down.sh", "--purge"),
 		script(root, "controlplane-down.sh", "--purge"),
 		script(root, "containerd-down.sh"),
 	)
@@ -196,6 +203,7 @@ func scriptEnv(root string, extraEnv []string, name string, args ...string) erro
 	cmd.Env = append(append(os.Environ(), extraEnv...),
 		"NODEAGENT_CONTAINERD_DIR="+filepath.Join(stateDir(), "containerd"),
 		"NODEAGENT_CONTROLPLANE_DIR="+filepath.Join(stateDir(), "controlplane"),
+		"NODEAGENT_REGISTRY_DIR="+filepath.Join(stateDir(), "registry"),
 	)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
