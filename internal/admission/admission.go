@@ -32,10 +32,6 @@ const (
 	reasonResourceClaims     = "UnsupportedResourceClaims"
 )
 
-// systemCriticalPriority is system-cluster-critical's priority, from which
-// on the kubelet counts a pod as critical.
-const systemCriticalPriority = 2_000_000_000
-
 // Admit decides whether pod may start on node beside the admitted pods;
 // see the package doc for the checks and their order. It reads its
 // arguments only.
@@ -57,7 +53,7 @@ func Admit(pod *corev1.Pod, node *corev1.Node, admitted []*corev1.Pod) Result {
 	}
 	// Only a critical pod survives a resource shortfall, so the arithmetic
 	// is skipped for it.
-	if !Critical(pod) {
+	if !podtypes.IsCritical(pod) {
 		if r := fit(pod, node, admitted); r.Reason != "" {
 			return r
 		}
@@ -78,15 +74,6 @@ func Admit(pod *corev1.Pod, node *corev1.Node, admitted []*corev1.Pod) Result {
 // predicateFailed words a failed check as the kubelet does.
 func predicateFailed(name, why string) Result {
 	return Result{name, fmt.Sprintf("Predicate %s failed: %s", name, why)}
-}
-
-// Critical is the kubelet's notion: pods the node itself needs (static
-// and mirror pods, and those of system-cluster-critical priority or
-// more). A resource shortfall never refuses them, nor does the node
-// evict them.
-func Critical(pod *corev1.Pod) bool {
-	return podtypes.IsStaticPod(pod) || podtypes.IsMirrorPod(pod) ||
-		(pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority)
 }
 
 // strictGroupsUnsupported: a pod asking for Strict supplemental groups

@@ -679,3 +679,7 @@ func BenchmarkAdmit(b *testing.B) {
 		}
 	}
 }
+
+// systemCriticalPriority is system-cluster-critical's priority, from which
+// on a pod is critical (podtypes.IsCritical).
+const systemCriticalPriority = 2_000_000_000

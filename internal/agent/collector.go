@@ -23,14 +23,19 @@ type collector struct {
 }
 
 func (c *collector) run(ctx context.Context) error {
-	t := c.clock.NewTicker(c.interval)
+	return every(ctx, c.clock, c.interval, c.collect)
+}
+
+// every calls f each interval until ctx ends, then returns nil.
+func every(ctx context.Context, c clock.WithTicker, interval time.Duration, f func(context.Context)) error {
+	t := c.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C():
-			c.collect(ctx)
+			f(ctx)
 		}
 	}
 }

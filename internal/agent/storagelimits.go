@@ -9,10 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
-	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
@@ -38,25 +38,16 @@ type storageLimits struct {
 }
 
 func (l *storageLimits) run(ctx context.Context) error {
-	t := l.clock.NewTicker(l.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C():
-			l.check()
-		}
-	}
+	return every(ctx, l.clock, l.interval, func(context.Context) { l.check() })
 }
 
 // check measures the limited emptyDirs of every pod that may still run.
 func (l *storageLimits) check() {
 	for _, pod := range l.pods.Pods() {
-		if admission.Critical(pod) || pod.DeletionTimestamp != nil {
+		if podtypes.IsCritical(pod) || pod.DeletionTimestamp != nil {
 			continue
 		}
-		if st := l.statuses.Status(pod.UID); st != nil && (st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed) {
+		if st := l.statuses.Status(pod.UID); st != nil && isTerminal(st.Phase) {
 			continue
 		}
 		if why := l.overLimit(pod); why != "" && l.evictions.evict(pod.UID, why) {

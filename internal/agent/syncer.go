@@ -125,19 +125,16 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		// removed and put back) must not hold the new one in a terminal phase.
 		prev = nil
 	}
-	if why := s.evictions.reason(uid); why != "" {
-		// As for a passed deadline: the pod fails, and its worker stops it.
+	if evicted := s.evictions.reason(uid) != ""; evicted || status.PastActiveDeadline(pod, prev, s.clock.Now()) {
+		// Nothing more starts: the pod fails (store says why), and its
+		// worker stops what runs. One that ended before stays as it ended.
 		s.deadlines.forget(uid)
+		if !evicted {
+			s.timeline.Record(uid, timeline.KindWorker, "active deadline of %ds passed", *pod.Spec.ActiveDeadlineSeconds)
+			s.events.deadlineExceeded(pod)
+		}
 		st := s.store(pod, rs, nil, nil, false, prev)
-		return st.Phase == corev1.PodFailed || st.Phase == corev1.PodSucceeded, nil
-	}
-	if status.PastActiveDeadline(pod, prev, s.clock.Now()) {
-		// Nothing more starts: the pod fails, and its worker stops what runs.
-		s.deadlines.forget(uid)
-		s.timeline.Record(uid, timeline.KindWorker, "active deadline of %ds passed", *pod.Spec.ActiveDeadlineSeconds)
-		s.events.deadlineExceeded(pod)
-		st := s.store(pod, rs, nil, nil, false, prev)
-		return st.Phase == corev1.PodFailed || st.Phase == corev1.PodSucceeded, nil // one that ended before stays as it ended
+		return isTerminal(st.Phase), nil
 	}
 	mounts, err := s.vols.Setup(ctx, pod)
 	if err != nil {
@@ -172,7 +169,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		}
 	}
 	st := s.store(pod, rs, &res, syncErr, res.Terminal, prev)
-	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
+	terminal := isTerminal(st.Phase)
 	if at, ok := status.ActiveDeadline(pod, &st); ok && !terminal {
 		s.deadlines.set(uid, at)
 	} else {

@@ -17,9 +17,6 @@ const (
 	minBurstableOOMScore  = 1000 + guaranteedOOMScoreAdj // 3
 	maxBurstableOOMScore  = bestEffortOOMScoreAdj - 1    // 999
 
-	// criticalPriority is system-cluster-critical's priority: pods at or
-	// above it are critical, as static and mirror pods are.
-	criticalPriority      = 2000000000
 	nodeCriticalClassName = "system-node-critical"
 )
 
@@ -73,7 +70,5 @@ func isSidecarOf(pod *corev1.Pod, c *corev1.Container) bool {
 // isNodeCritical tells whether the pod is critical (static, mirror, or of
 // a critical priority) and of the system-node-critical class.
 func isNodeCritical(pod *corev1.Pod) bool {
-	critical := podtypes.IsStaticPod(pod) || podtypes.IsMirrorPod(pod) ||
-		(pod.Spec.Priority != nil && *pod.Spec.Priority >= criticalPriority)
-	return critical && pod.Spec.PriorityClassName == nodeCriticalClassName
+	return podtypes.IsCritical(pod) && pod.Spec.PriorityClassName == nodeCriticalClassName
 }
