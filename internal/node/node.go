@@ -37,9 +37,10 @@ type Node struct {
 	// until registered, and again once it is seen deleted.
 	current *v1.Node
 	// lastWrite is when the status was last written; heartbeatDue says
-	// the watch listed the Node (again, after it lost its connection): the
-	// status is written at once, so that a reader sees a fresh heartbeat
-	// soon after the apiserver comes back.
+	// the apiserver was away (the watch listed the Node again, or it
+	// answered again after it failed): the status is written at once, so
+	// that a reader sees a fresh heartbeat soon after the apiserver comes
+	// back.
 	lastWrite    time.Time
 	heartbeatDue bool
 	// readyOnce is set once the Node has been written Ready: until then
@@ -204,8 +205,9 @@ func (n *Node) gone(rv string) {
 	}
 }
 
-// apiserverWasAway notes a list of the Node by the watch, and wakes the
-// status loop to write a heartbeat.
+// apiserverWasAway notes a list of the Node by the watch, or an apiserver
+// that answers the watch again, and wakes the status loop to write a
+// heartbeat.
 func (n *Node) apiserverWasAway() {
 	n.mu.Lock()
 	n.heartbeatDue = true

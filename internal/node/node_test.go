@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -335,4 +336,68 @@ func TestARelistWritesAHeartbeat(t *testing.T) {
 	if got := h.nodeWrites(); got != writes+1 {
 		t.Errorf("%d writes after the relist, want 1", got-writes)
 	}
+}
+
+// After an outage the watch may go on from where it was, without a
+// relist: an apiserver that answers the watch again after it refused it
+// is enough for a fresh heartbeat.
+func TestAWatchThatAnswersAgainWritesAHeartbeat(t *testing.T) {
+	var (
+		mu       sync.Mutex
+		current  *watch.FakeWatcher
+		refusals int
+	)
+	h := start(t, nil, func(o *Options) {
+		o.Client.(*fake.Clientset).PrependWatchReactor("nodes", func(k8stesting.Action) (bool, watch.Interface, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if refusals > 0 {
+				refusals--
+				return true, nil, syscall.ECONNREFUSED
+			}
+			current = watch.NewFake()
+			return true, current, nil
+		})
+	})
+	h.eventually("the Node", func() bool { return h.get() != nil })
+	h.eventually("the watch", func() bool { mu.Lock(); defer mu.Unlock(); return current != nil })
+	h.eventually("the first list's heartbeat written", func() bool {
+		h.node.mu.Lock()
+		due := h.node.heartbeatDue
+		h.node.mu.Unlock()
+		if due {
+			h.tick(10 * time.Second)
+		}
+		return !due
+	})
+	h.tick(10 * time.Second)
+	writes, lists := h.nodeWrites(), h.nodeLists()
+
+	// The apiserver goes away: the watch ends and two attempts to watch
+	// again are refused; the third is answered.
+	mu.Lock()
+	refusals = 2
+	ended := current
+	mu.Unlock()
+	ended.Modify(h.get()) // a watch that saw nothing is taken for a broken one, and relisted
+	ended.Stop()
+	h.eventually("the watch again", func() bool { mu.Lock(); defer mu.Unlock(); return refusals == 0 && current != ended })
+	h.eventually("one heartbeat", func() bool { return h.nodeWrites() == writes+1 })
+	if got := h.nodeLists(); got != lists {
+		t.Fatalf("the watch listed the Node again (%d lists): this test is about a watch that goes on without one", got-lists)
+	}
+	h.tick(10 * time.Second)
+	if got := h.nodeWrites(); got != writes+1 {
+		t.Errorf("%d writes after the watch came back, want 1", got-writes)
+	}
+}
+
+func (h *harness) nodeLists() int {
+	n := 0
+	for _, a := range h.client.Actions() {
+		if a.GetResource().Resource == "nodes" && a.GetVerb() == "list" {
+			n++
+		}
+	}
+	return n
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,14 +19,19 @@ import (
 func (n *Node) watchNode() *cache.Reflector {
 	sel := fields.OneTermEqualSelector(metav1.ObjectNameField, n.opts.Name).String()
 	nodes := n.opts.Client.CoreV1().Nodes()
+	var reach reachability
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = sel
-			return nodes.List(ctx, o)
+			list, err := nodes.List(ctx, o)
+			reach.answered(err, n.apiserverWasAway)
+			return list, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = sel
-			return nodes.Watch(ctx, o)
+			w, err := nodes.Watch(ctx, o)
+			reach.answered(err, n.apiserverWasAway)
+			return w, err
 		},
 	}
 	// Reconnect as the pod source does, to see soon what changed while
@@ -35,6 +41,21 @@ func (n *Node) watchNode() *cache.Reflector {
 	// list through the watch (a fake clientset cannot).
 	return cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, n.opts.Client), &v1.Node{},
 		&nodeStore{n: n}, cache.ReflectorOptions{Name: "node " + n.opts.Name, Backoff: &backoff})
+}
+
+// reachability tells when the apiserver answers again after it did not:
+// after an outage the watch may go on from where it was, without a
+// relist, and then this is the only sign that the apiserver was away.
+type reachability struct{ failed atomic.Bool }
+
+func (r *reachability) answered(err error, back func()) {
+	if err != nil {
+		r.failed.Store(true)
+		return
+	}
+	if r.failed.Swap(false) {
+		back()
+	}
 }
 
 // nodeStore is the reflector's store: it keeps nothing but tells the Node.
