@@ -39,6 +39,7 @@ type Options struct {
 	CheckpointFile        string
 	NodeName              string
 	PodLogDir             string
+	ContainerLogs         ContainerLogs
 	CgroupRoot            string
 	CgroupDriver          string
 	AllowedUnsafeSysctls  []string
@@ -102,6 +103,7 @@ func NewOptions() *Options {
 		RuntimeRequestTimeout:      2 * time.Minute,
 		RootDir:                    configfile.DefaultRootDir,
 		PodLogDir:                  configfile.DefaultPodLogDir,
+		ContainerLogs:              defaultContainerLogs(),
 		CgroupRoot:                 "/nodeagent",
 		CgroupDriver:               string(cgroups.DriverCgroupfs),
 		ResolvConf:                 defaultResolvConf,
@@ -141,6 +143,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CheckpointFile, "checkpoint-file", o.CheckpointFile, "bbolt file (mode 0600) where the agent remembers its static pods across restarts; \"none\" disables it (default: <root-dir>/checkpoint.db)")
 	fs.StringVar(&o.NodeName, "node-name", "", "this node's name; static pods are named <name>-<node-name> (default: the hostname, lowercased)")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of the pods' container logs")
+	o.addContainerLogFlags(fs)
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which the pods' QoS tree (kubepods) is made")
 	fs.StringVar(&o.CgroupDriver, "cgroup-driver", o.CgroupDriver, "how pod cgroups are named: cgroupfs, or systemd (slices, as the kubelet names them; needs systemd as init); the container runtime must use the same")
 	fs.StringSliceVar(&o.AllowedUnsafeSysctls, "allowed-unsafe-sysctls", o.AllowedUnsafeSysctls, "unsafe sysctls pods may set besides the safe ones, as names or patterns ending in * (kernel.msg*,net.core.somaxconn), each of a namespaced sysctl; a pod setting any other is refused (SysctlForbidden), static or not")
@@ -206,6 +209,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateConnected()...)
 	errs = append(errs, o.validateNodeAPI()...)
 	errs = append(errs, o.validateDNS()...)
+	errs = append(errs, o.validateContainerLogs()...)
 	if o.NodeName == "" {
 		bad("--node-name is empty and the hostname is unknown")
 	} else if msgs := validation.IsDNS1123Subdomain(o.NodeName); len(msgs) > 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/images"
 	"github.com/nodeagent/nodeagent/internal/localapi"
+	"github.com/nodeagent/nodeagent/internal/logrotation"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/runtimeclass"
@@ -124,6 +125,15 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	defer rt.Close()
 
 	vols, err := volumes.New(volOpts)
+	if err != nil {
+		return err
+	}
+	// The containers' log files, rotated as they grow.
+	rotOpts, err := o.containerLogOptions(rt, log)
+	if err != nil {
+		return err
+	}
+	rotator, err := logrotation.New(rotOpts)
 	if err != nil {
 		return err
 	}
@@ -276,6 +286,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		g.Go(func() error { return httpSource.Run(gctx) })
 	}
 	g.Go(func() error { return api.Run(gctx) })
+	g.Go(func() error { return rotator.Run(gctx) })
 	if o.Kubeconfig != "" {
 		g.Go(func() error {
 			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg, objects: objects, services: services, classes: classes}, log)
