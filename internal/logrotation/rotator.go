@@ -22,15 +22,15 @@ type Runtime interface {
 
 // The defaults and bounds of Options, the kubelet's.
 const (
-	DefaultMaxSize     = 10 << 20
-	DefaultMaxFiles    = 5
-	DefaultWorkers     = 1
-	DefaultInterval    = 10 * time.Second
-	MinInterval        = 3 * time.Second
-	MinMaxFiles        = 2
-	timestampLayout    = "20060102-150405"
-	compressedSuffix   = ".gz"
-	inProgressSuffix   = ".tmp"
+	DefaultMaxSize   = 10 << 20
+	DefaultMaxFiles  = 5
+	DefaultWorkers   = 1
+	DefaultInterval  = 10 * time.Second
+	MinInterval      = 3 * time.Second
+	MinMaxFiles      = 2
+	timestampLayout  = "20060102-150405"
+	compressedSuffix = ".gz"
+	inProgressSuffix = ".tmp"
 )
 
 // Options configure a Rotator.
