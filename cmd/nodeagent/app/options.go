@@ -52,6 +52,7 @@ type Options struct {
 	// ImagePullAlwaysIfAbsent makes imagePullPolicy Always act as
 	// IfNotPresent (offline-first nodes without a registry).
 	ImagePullAlwaysIfAbsent bool
+	ImagePulls              ImagePulls
 
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
@@ -104,6 +105,7 @@ func NewOptions() *Options {
 		RootDir:                    configfile.DefaultRootDir,
 		PodLogDir:                  configfile.DefaultPodLogDir,
 		ContainerLogs:              defaultContainerLogs(),
+		ImagePulls:                 ImagePulls{Serialize: true},
 		CgroupRoot:                 "/nodeagent",
 		CgroupDriver:               string(cgroups.DriverCgroupfs),
 		ResolvConf:                 defaultResolvConf,
@@ -151,6 +153,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.addDNSFlags(fs)
 	fs.BoolVar(&o.ImagePullAlwaysIfAbsent, "image-pull-always-if-absent", o.ImagePullAlwaysIfAbsent,
 		"imagePullPolicy Always pulls only an image that is absent, as IfNotPresent does (for nodes without a registry); default: Always pulls at every container start, as under the kubelet")
+	o.addImagePullFlags(fs)
 
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
 	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")
@@ -210,6 +213,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateNodeAPI()...)
 	errs = append(errs, o.validateDNS()...)
 	errs = append(errs, o.validateContainerLogs()...)
+	errs = append(errs, o.validateImagePulls()...)
 	if o.NodeName == "" {
 		bad("--node-name is empty and the hostname is unknown")
 	} else if msgs := validation.IsDNS1123Subdomain(o.NodeName); len(msgs) > 0 {

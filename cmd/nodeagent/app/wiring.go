@@ -89,6 +89,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		MemoryCapacity: machine.MemoryBytes,
 		// Always pulls at each start unless the node runs offline-first.
 		ImagePullAlwaysIfAbsent: o.ImagePullAlwaysIfAbsent,
+		MaxParallelImagePulls:   o.ImagePulls.parallelPulls(),
 		// The node's registry credentials, where the kubelet looks.
 		NodeDockerConfigPaths: images.NodeDockerConfigPaths(o.RootDir),
 		// Localhost seccomp profiles, where the kubelet keeps them.
