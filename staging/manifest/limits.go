@@ -6,7 +6,7 @@ import (
 )
 
 // MaxManifestBytes bounds a manifest: a file of the file source, a body of
-// the HTTP source, the bytes DecodeManifest and ParseManifest take. 1 MiB
+// the HTTP source, the bytes DecodeManifest and ParseManifest take. 512 KiB
 // is below etcd's 1.5 MiB object limit, so a pod from a one-pod manifest
 // has room to be mirrored, and far above real static pods (a control plane
 // pod is a few KiB). It also bounds the cost of one manifest: decoding a
