@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
@@ -39,9 +39,9 @@ type Options struct {
 	// Labels and Taints are set at registration, besides the labels
 	// every node carries (hostname, os, arch).
 	Labels map[string]string
-	Taints []v1.Taint
+	Taints []corev1.Taint
 	// Reserved is held back from pods (--system-reserved, --kube-reserved).
-	Reserved []v1.ResourceList
+	Reserved []corev1.ResourceList
 	MaxPods  int32
 	// NodeIP is the InternalIP to report; nil picks the first global
 	// address of an interface that is up.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -39,7 +39,7 @@ func (n *Node) watchNode() *cache.Reflector {
 	backoff := config.DefaultAPIServerBackoff
 	// The wrapper carries over whether the client can stream the initial
 	// list through the watch (a fake clientset cannot).
-	return cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, n.opts.Client), &v1.Node{},
+	return cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, n.opts.Client), &corev1.Node{},
 		&nodeStore{n: n}, cache.ReflectorOptions{Name: "node " + n.opts.Name, Backoff: &backoff})
 }
 
