@@ -25,15 +25,15 @@ var ErrInvalidOptions = errors.New("invalid agent options")
 // ErrAlreadyRunning is returned by a second call of Run.
 var ErrAlreadyRunning = errors.New("agent already running")
 
-// The defaults of Options.
+// The defaults of the Options the agent itself uses. Those it passes on are
+// defaulted by the part that uses them: SyncFrequency by podworkers
+// (DefaultResyncInterval), RelistInterval by pleg (DefaultInterval),
+// TimelinePerPod by timeline (DefaultPerPod).
 const (
-	DefaultSyncFrequency        = time.Minute
-	DefaultRelistInterval       = time.Second
 	DefaultHousekeepingInterval = 2 * time.Second
 	DefaultGCInterval           = time.Minute
 	DefaultDueInterval          = time.Second
 	DefaultTimelineRetention    = 10 * time.Minute
-	DefaultTimelinePerPod       = 100
 )
 
 // Runtime is what the agent needs of the container runtime;
@@ -82,8 +82,9 @@ type Options struct {
 	// orphans are not killed before it does.
 	SourcesReady func() bool
 	// SyncFrequency is how often a healthy pod is synced again (default
-	// 1m); RelistInterval the PLEG's period (default 1s);
-	// HousekeepingInterval housekeeping's (default 2s).
+	// podworkers.DefaultResyncInterval); RelistInterval the PLEG's period
+	// (default pleg.DefaultInterval); HousekeepingInterval housekeeping's
+	// (default DefaultHousekeepingInterval).
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
 	HousekeepingInterval time.Duration
@@ -94,7 +95,8 @@ type Options struct {
 	// resync or at the end of a back-off, and for pods whose active
 	// deadline has passed (default 1s).
 	DueInterval time.Duration
-	// TimelinePerPod bounds each pod's timeline (default 100 entries);
+	// TimelinePerPod bounds each pod's timeline (default
+	// timeline.DefaultPerPod entries);
 	// TimelineRetention is how long the timeline of a pod that is gone is
 	// kept (default 10m).
 	TimelinePerPod    int
@@ -150,15 +152,10 @@ func (o Options) withDefaults() (Options, error) {
 			*d = v
 		}
 	}
-	def(&o.SyncFrequency, DefaultSyncFrequency)
-	def(&o.RelistInterval, DefaultRelistInterval)
 	def(&o.HousekeepingInterval, DefaultHousekeepingInterval)
 	def(&o.GCInterval, DefaultGCInterval)
 	def(&o.DueInterval, DefaultDueInterval)
 	def(&o.TimelineRetention, DefaultTimelineRetention)
-	if o.TimelinePerPod <= 0 {
-		o.TimelinePerPod = DefaultTimelinePerPod
-	}
 	if o.Sysctls == nil {
 		var err error
 		if o.Sysctls, err = admission.NewSysctls(nil, nil); err != nil {

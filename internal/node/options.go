@@ -70,6 +70,15 @@ type Options struct {
 	Clock  clock.WithTicker
 }
 
+// The defaults of Options, as the kubelet's.
+const (
+	DefaultMaxPods               = 110
+	DefaultPressureTransition    = 5 * time.Minute
+	DefaultStatusUpdateFrequency = 10 * time.Second
+	DefaultStatusReportFrequency = 5 * time.Minute
+	DefaultLeaseDuration         = 40
+)
+
 func (o *Options) defaults() error {
 	if o.Name == "" || o.Client == nil || o.Runtime == nil || o.RootDir == "" {
 		return errors.New("node: Options.Name, Client, Runtime and RootDir are required")
@@ -81,7 +90,7 @@ func (o *Options) defaults() error {
 		o.SourcesReady = func() error { return nil }
 	}
 	if o.MaxPods == 0 {
-		o.MaxPods = 110
+		o.MaxPods = DefaultMaxPods
 	}
 	if o.Thresholds == nil {
 		ts, err := ParseThresholds(DefaultThresholds)
@@ -91,16 +100,16 @@ func (o *Options) defaults() error {
 		o.Thresholds = ts
 	}
 	if o.PressureTransition == 0 {
-		o.PressureTransition = 5 * time.Minute
+		o.PressureTransition = DefaultPressureTransition
 	}
 	if o.StatusUpdateFrequency == 0 {
-		o.StatusUpdateFrequency = 10 * time.Second
+		o.StatusUpdateFrequency = DefaultStatusUpdateFrequency
 	}
 	if o.StatusReportFrequency == 0 {
-		o.StatusReportFrequency = 5 * time.Minute
+		o.StatusReportFrequency = DefaultStatusReportFrequency
 	}
 	if o.LeaseDuration == 0 {
-		o.LeaseDuration = 40
+		o.LeaseDuration = DefaultLeaseDuration
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}

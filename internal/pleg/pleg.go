@@ -16,10 +16,15 @@ import (
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
+// DefaultInterval is the pause between relists when Options.Interval is
+// not set: how long it may take to notice that a container exited, when
+// the exit watch does not see it first.
+const DefaultInterval = time.Second
+
 // Options configure a PLEG. Runtime is required.
 type Options struct {
 	Runtime Runtime
-	// Interval is the pause between relists (default 1 s).
+	// Interval is the pause between relists (default DefaultInterval).
 	Interval time.Duration
 	// EventBuffer is the capacity of the events channel (default 1000). An
 	// event that finds it full is dropped and logged; the pod's status in
@@ -72,7 +77,7 @@ func New(opts Options) (*PLEG, error) {
 		return nil, errors.New("pleg: Options.Runtime is required")
 	}
 	if opts.Interval <= 0 {
-		opts.Interval = time.Second
+		opts.Interval = DefaultInterval
 	}
 	if opts.EventBuffer <= 0 {
 		opts.EventBuffer = 1000
