@@ -125,18 +125,23 @@ type Options struct {
 	Clock    clock.WithTicker
 }
 
+// withDefaults reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field, else fills in the defaults.
 func (o Options) withDefaults() (Options, error) {
-	switch {
-	case o.Runtime == nil:
-		return o, fmt.Errorf("%w: Runtime is required", ErrInvalidOptions)
-	case o.Volumes == nil:
-		return o, fmt.Errorf("%w: Volumes is required", ErrInvalidOptions)
-	case o.Updates == nil:
-		return o, fmt.Errorf("%w: Updates is required", ErrInvalidOptions)
-	case o.SourcesReady == nil:
-		return o, fmt.Errorf("%w: SourcesReady is required", ErrInvalidOptions)
-	case o.RootDir == "":
-		return o, fmt.Errorf("%w: RootDir is required", ErrInvalidOptions)
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrInvalidOptions, fmt.Sprintf(format, args...)))
+	}
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{
+		{"Runtime", o.Runtime == nil}, {"Volumes", o.Volumes == nil}, {"Updates", o.Updates == nil},
+		{"SourcesReady", o.SourcesReady == nil}, {"RootDir", o.RootDir == ""},
+	} {
+		if f.missing {
+			bad("%s is required", f.name)
+		}
 	}
 	for name, d := range map[string]time.Duration{
 		"SyncFrequency": o.SyncFrequency, "RelistInterval": o.RelistInterval,
@@ -144,8 +149,11 @@ func (o Options) withDefaults() (Options, error) {
 		"DueInterval": o.DueInterval, "TimelineRetention": o.TimelineRetention,
 	} {
 		if d < 0 {
-			return o, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d)
+			bad("%s is negative (%v)", name, d)
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, err
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {

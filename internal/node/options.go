@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"time"
 
@@ -79,9 +80,25 @@ const (
 	DefaultLeaseDuration         = 40
 )
 
+// ErrInvalidOptions is returned by New for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid node options")
+
+// defaults reports every missing option at once, each wrapping
+// ErrInvalidOptions and naming the field, else fills in the defaults.
 func (o *Options) defaults() error {
-	if o.Name == "" || o.Client == nil || o.Runtime == nil || o.RootDir == "" {
-		return errors.New("node: Options.Name, Client, Runtime and RootDir are required")
+	var errs []error
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{
+		{"Name", o.Name == ""}, {"Client", o.Client == nil}, {"Runtime", o.Runtime == nil}, {"RootDir", o.RootDir == ""},
+	} {
+		if f.missing {
+			errs = append(errs, fmt.Errorf("%w: %s is required", ErrInvalidOptions, f.name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	if o.AgentHealth == nil {
 		o.AgentHealth = func() error { return nil }
