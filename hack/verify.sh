@@ -35,6 +35,10 @@ for mod in $(go_modules "$root"); do
     fail "go mod tidy would change $mod/go.mod or go.sum (run: cd $mod && GOWORK=off go mod tidy)"
 done
 
+log "import alias of k8s.io/api/core/v1 is corev1"
+stray=$(grep -rlE --include='*.go' '^\s*(import\s+)?([A-Za-z_][A-Za-z0-9_]*\s+)?"k8s.io/api/core/v1"' . | xargs -r grep -LE '^\s*(import\s+)?corev1\s+"k8s.io/api/core/v1"' || true)
+[[ -z $stray ]] || fail "import k8s.io/api/core/v1 as corev1 in: $stray"
+
 log "dependency rules"
 hack/verify-deps.sh >/dev/null || { hack/verify-deps.sh || true; fail "dependency rules broken"; }
 

@@ -104,7 +104,7 @@ func counting(self types.UID, admitted []*corev1.Pod) []*corev1.Pod {
 	out := make([]*corev1.Pod, 0, len(admitted))
 	for _, p := range admitted {
 		if p.UID == self || podtypes.IsMirrorPod(p) ||
-			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			podtypes.IsTerminal(p.Status.Phase) {
 			continue
 		}
 		out = append(out, p)

@@ -170,7 +170,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.workers.Run(gctx) })
-	g.Go(func() error { return a.pleg.Start(gctx) })
+	g.Go(func() error { return a.pleg.Run(gctx) })
 	g.Go(func() error { return a.collector.run(gctx) })
 	g.Go(func() error { return a.storageLimits.run(gctx) })
 	g.Go(func() error { return a.loop.run(gctx) })

@@ -90,7 +90,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 		if pod.DeletionTimestamp != nil {
 			l.apiAdmission.dropWaiting(pod.UID)
 		}
-		if isAPIPod(pod) && isTerminal(pod.Status.Phase) && l.statuses.Status(pod.UID) == nil {
+		if isAPIPod(pod) && podtypes.IsTerminal(pod.Status.Phase) && l.statuses.Status(pod.UID) == nil {
 			// It ended before (under an earlier run of the agent): its
 			// status stays as it is, also if its deletion was asked.
 			l.statuses.Set(pod, pod.Status)
@@ -108,7 +108,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 	if podtypes.IsMirrorPod(pod) {
 		return // the apiserver's view only: apiSync keeps it
 	}
-	if isAPIPod(pod) && l.objects != nil && !isTerminal(pod.Status.Phase) && !l.workers.IsPodTerminationRequested(pod.UID) {
+	if isAPIPod(pod) && l.objects != nil && !podtypes.IsTerminal(pod.Status.Phase) && !l.workers.IsPodTerminationRequested(pod.UID) {
 		// A pod that ends reads nothing more (the workers unregister it
 		// once it has).
 		l.objects.RegisterPod(pod)
@@ -117,7 +117,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 		l.kill(pod)
 		return
 	}
-	if isAPIPod(pod) && isTerminal(pod.Status.Phase) && !l.workers.IsPodTerminationRequested(pod.UID) {
+	if isAPIPod(pod) && podtypes.IsTerminal(pod.Status.Phase) && !l.workers.IsPodTerminationRequested(pod.UID) {
 		// It ended before (under an earlier run of the agent, or another
 		// node's): it never runs again, and its status stays as it is.
 		final := pod.Status
@@ -168,9 +168,8 @@ func isAPIPod(pod *corev1.Pod) bool {
 	return !podtypes.IsStaticPod(pod) && !podtypes.IsMirrorPod(pod)
 }
 
-func isTerminal(phase corev1.PodPhase) bool {
-	return phase == corev1.PodSucceeded || phase == corev1.PodFailed
-}
+// isTerminal is podtypes.IsTerminal, for apiadmission.go until it moves.
+func isTerminal(phase corev1.PodPhase) bool { return podtypes.IsTerminal(phase) }
 
 // kill stops the pod; the workers take the shortest of the grace period in
 // force, the pod's deletion grace period and its spec's.
@@ -198,7 +197,7 @@ func (l *syncLoop) killWith(pod *corev1.Pod, grace *int64) {
 // SysctlForbidden, as under the kubelet, until its manifest changes.
 func (l *syncLoop) admit(pod *corev1.Pod) bool {
 	if isAPIPod(pod) {
-		if _, known := l.pods.PodByUID(pod.UID); known || isTerminal(pod.Status.Phase) {
+		if _, known := l.pods.PodByUID(pod.UID); known || podtypes.IsTerminal(pod.Status.Phase) {
 			return true // admitted (or refused) once, or ended before
 		}
 		return l.admitAPIPod(pod)

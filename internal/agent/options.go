@@ -25,15 +25,15 @@ var ErrInvalidOptions = errors.New("invalid agent options")
 // ErrAlreadyRunning is returned by a second call of Run.
 var ErrAlreadyRunning = errors.New("agent already running")
 
-// The defaults of Options.
+// The defaults of the Options the agent itself uses. Those it passes on are
+// defaulted by the part that uses them: SyncFrequency by podworkers
+// (DefaultResyncInterval), RelistInterval by pleg (DefaultInterval),
+// TimelinePerPod by timeline (DefaultPerPod).
 const (
-	DefaultSyncFrequency        = time.Minute
-	DefaultRelistInterval       = time.Second
 	DefaultHousekeepingInterval = 2 * time.Second
 	DefaultGCInterval           = time.Minute
 	DefaultDueInterval          = time.Second
 	DefaultTimelineRetention    = 10 * time.Minute
-	DefaultTimelinePerPod       = 100
 )
 
 // Runtime is what the agent needs of the container runtime;
@@ -82,8 +82,9 @@ type Options struct {
 	// orphans are not killed before it does.
 	SourcesReady func() bool
 	// SyncFrequency is how often a healthy pod is synced again (default
-	// 1m); RelistInterval the PLEG's period (default 1s);
-	// HousekeepingInterval housekeeping's (default 2s).
+	// podworkers.DefaultResyncInterval); RelistInterval the PLEG's period
+	// (default pleg.DefaultInterval); HousekeepingInterval housekeeping's
+	// (default DefaultHousekeepingInterval).
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
 	HousekeepingInterval time.Duration
@@ -94,7 +95,8 @@ type Options struct {
 	// resync or at the end of a back-off, and for pods whose active
 	// deadline has passed (default 1s).
 	DueInterval time.Duration
-	// TimelinePerPod bounds each pod's timeline (default 100 entries);
+	// TimelinePerPod bounds each pod's timeline (default
+	// timeline.DefaultPerPod entries);
 	// TimelineRetention is how long the timeline of a pod that is gone is
 	// kept (default 10m).
 	TimelinePerPod    int
@@ -123,18 +125,23 @@ type Options struct {
 	Clock    clock.WithTicker
 }
 
+// withDefaults reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field, else fills in the defaults.
 func (o Options) withDefaults() (Options, error) {
-	switch {
-	case o.Runtime == nil:
-		return o, fmt.Errorf("%w: Runtime is required", ErrInvalidOptions)
-	case o.Volumes == nil:
-		return o, fmt.Errorf("%w: Volumes is required", ErrInvalidOptions)
-	case o.Updates == nil:
-		return o, fmt.Errorf("%w: Updates is required", ErrInvalidOptions)
-	case o.SourcesReady == nil:
-		return o, fmt.Errorf("%w: SourcesReady is required", ErrInvalidOptions)
-	case o.RootDir == "":
-		return o, fmt.Errorf("%w: RootDir is required", ErrInvalidOptions)
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrInvalidOptions, fmt.Sprintf(format, args...)))
+	}
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{
+		{"Runtime", o.Runtime == nil}, {"Volumes", o.Volumes == nil}, {"Updates", o.Updates == nil},
+		{"SourcesReady", o.SourcesReady == nil}, {"RootDir", o.RootDir == ""},
+	} {
+		if f.missing {
+			bad("%s is required", f.name)
+		}
 	}
 	for name, d := range map[string]time.Duration{
 		"SyncFrequency": o.SyncFrequency, "RelistInterval": o.RelistInterval,
@@ -142,23 +149,21 @@ func (o Options) withDefaults() (Options, error) {
 		"DueInterval": o.DueInterval, "TimelineRetention": o.TimelineRetention,
 	} {
 		if d < 0 {
-			return o, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d)
+			bad("%s is negative (%v)", name, d)
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, err
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
 		}
 	}
-	def(&o.SyncFrequency, DefaultSyncFrequency)
-	def(&o.RelistInterval, DefaultRelistInterval)
 	def(&o.HousekeepingInterval, DefaultHousekeepingInterval)
 	def(&o.GCInterval, DefaultGCInterval)
 	def(&o.DueInterval, DefaultDueInterval)
 	def(&o.TimelineRetention, DefaultTimelineRetention)
-	if o.TimelinePerPod <= 0 {
-		o.TimelinePerPod = DefaultTimelinePerPod
-	}
 	if o.Sysctls == nil {
 		var err error
 		if o.Sysctls, err = admission.NewSysctls(nil, nil); err != nil {

@@ -47,7 +47,7 @@ func (l *storageLimits) check() {
 		if podtypes.IsCritical(pod) || pod.DeletionTimestamp != nil {
 			continue
 		}
-		if st := l.statuses.Status(pod.UID); st != nil && isTerminal(st.Phase) {
+		if st := l.statuses.Status(pod.UID); st != nil && podtypes.IsTerminal(st.Phase) {
 			continue
 		}
 		if why := l.overLimit(pod); why != "" && l.evictions.evict(pod.UID, why) {

@@ -16,6 +16,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
@@ -134,7 +135,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 			s.events.deadlineExceeded(pod)
 		}
 		st := s.store(pod, rs, nil, nil, false, prev)
-		return isTerminal(st.Phase), nil
+		return podtypes.IsTerminal(st.Phase), nil
 	}
 	mounts, err := s.vols.Setup(ctx, pod)
 	if err != nil {
@@ -169,7 +170,7 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		}
 	}
 	st := s.store(pod, rs, &res, syncErr, res.Terminal, prev)
-	terminal := isTerminal(st.Phase)
+	terminal := podtypes.IsTerminal(st.Phase)
 	if at, ok := status.ActiveDeadline(pod, &st); ok && !terminal {
 		s.deadlines.set(uid, at)
 	} else {

@@ -12,7 +12,10 @@ const (
 	DefaultRootDir   = "/var/lib/nodeagent"
 	DefaultPodLogDir = "/var/log/pods"
 	// DefaultRelistInterval is how often the agent looks at the runtime,
-	// so how long it may take to notice that a container exited.
+	// so how long it may take to notice that a container exited: the
+	// PLEG's own default (pleg.DefaultInterval), which manifestctl names
+	// here so as not to link the PLEG and the CRI client; a test in
+	// cmd/nodeagent/app keeps the two equal.
 	DefaultRelistInterval = time.Second
 )
 

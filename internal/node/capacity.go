@@ -6,16 +6,16 @@ import (
 	"slices"
 	"strings"
 
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // reservable are the resources --system-reserved and --kube-reserved may
 // hold back from pods.
-var reservable = []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, "pid"}
+var reservable = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage, "pid"}
 
 // ValidateReserved checks a --system-reserved or --kube-reserved value.
-func ValidateReserved(flag string, r v1.ResourceList) error {
+func ValidateReserved(flag string, r corev1.ResourceList) error {
 	for _, name := range slices.Sorted(maps.Keys(r)) {
 		if !slices.Contains(reservable, name) {
 			return fmt.Errorf("%s: %q cannot be reserved (only %v)", flag, name, reservable)
@@ -29,12 +29,12 @@ func ValidateReserved(flag string, r v1.ResourceList) error {
 
 // capacity is what the machine has: CPUs, memory, the node filesystem,
 // huge pages, and how many pods the agent takes.
-func capacity(m Machine, nodefs fsStats, maxPods int32) v1.ResourceList {
-	c := v1.ResourceList{
-		v1.ResourceCPU:              *resource.NewQuantity(int64(m.CPUs), resource.DecimalSI),
-		v1.ResourceMemory:           *resource.NewQuantity(m.MemoryBytes, resource.BinarySI),
-		v1.ResourceEphemeralStorage: *resource.NewQuantity(nodefs.capacity, resource.BinarySI),
-		v1.ResourcePods:             *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
+func capacity(m Machine, nodefs fsStats, maxPods int32) corev1.ResourceList {
+	c := corev1.ResourceList{
+		corev1.ResourceCPU:              *resource.NewQuantity(int64(m.CPUs), resource.DecimalSI),
+		corev1.ResourceMemory:           *resource.NewQuantity(m.MemoryBytes, resource.BinarySI),
+		corev1.ResourceEphemeralStorage: *resource.NewQuantity(nodefs.capacity, resource.BinarySI),
+		corev1.ResourcePods:             *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
 	}
 	for size, bytes := range m.HugePages {
 		c[hugePageResource(size)] = *resource.NewQuantity(bytes, resource.BinarySI)
@@ -48,9 +48,9 @@ func capacity(m Machine, nodefs fsStats, maxPods int32) v1.ResourceList {
 // healthy). Pages reserved as huge pages are not ordinary memory; the
 // kernel already counts them out of MemTotal's free share but not of
 // MemTotal, so they come off memory too. Nothing goes below zero.
-func allocatable(capacity v1.ResourceList, reserved []v1.ResourceList, thresholds Thresholds) v1.ResourceList {
+func allocatable(capacity corev1.ResourceList, reserved []corev1.ResourceList, thresholds Thresholds) corev1.ResourceList {
 	a := capacity.DeepCopy()
-	sub := func(name v1.ResourceName, q resource.Quantity) {
+	sub := func(name corev1.ResourceName, q resource.Quantity) {
 		v, ok := a[name]
 		if !ok {
 			return
@@ -66,13 +66,13 @@ func allocatable(capacity v1.ResourceList, reserved []v1.ResourceList, threshold
 			sub(name, q)
 		}
 	}
-	mem := capacity[v1.ResourceMemory]
-	sub(v1.ResourceMemory, *resource.NewQuantity(thresholds.bound(SignalMemoryAvailable, mem.Value()), resource.BinarySI))
-	disk := capacity[v1.ResourceEphemeralStorage]
-	sub(v1.ResourceEphemeralStorage, *resource.NewQuantity(thresholds.bound(SignalNodeFSAvailable, disk.Value()), resource.BinarySI))
+	mem := capacity[corev1.ResourceMemory]
+	sub(corev1.ResourceMemory, *resource.NewQuantity(thresholds.bound(SignalMemoryAvailable, mem.Value()), resource.BinarySI))
+	disk := capacity[corev1.ResourceEphemeralStorage]
+	sub(corev1.ResourceEphemeralStorage, *resource.NewQuantity(thresholds.bound(SignalNodeFSAvailable, disk.Value()), resource.BinarySI))
 	for name, q := range capacity {
-		if strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix) {
-			sub(v1.ResourceMemory, q)
+		if strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
+			sub(corev1.ResourceMemory, q)
 		}
 	}
 	return a

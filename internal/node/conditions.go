@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -31,32 +31,32 @@ func (r *readiness) add(reason, message string) {
 
 // condition is Ready with the first problem's reason and every problem's
 // message, so that the one to fix first is named and none is hidden.
-func (r readiness) condition() v1.NodeCondition {
+func (r readiness) condition() corev1.NodeCondition {
 	if len(r.problems) == 0 {
-		return v1.NodeCondition{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: reasonReady, Message: "nodeagent is posting ready status"}
+		return corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: reasonReady, Message: "nodeagent is posting ready status"}
 	}
 	msgs := make([]string, len(r.problems))
 	for i, p := range r.problems {
 		msgs[i] = p.message
 	}
-	return v1.NodeCondition{Type: v1.NodeReady, Status: v1.ConditionFalse, Reason: r.problems[0].reason, Message: strings.Join(msgs, "; ")}
+	return corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: r.problems[0].reason, Message: strings.Join(msgs, "; ")}
 }
 
 // pressureKind is one pressure condition and the words it is reported with.
 type pressureKind struct {
-	condition                 v1.NodeConditionType
+	condition                 corev1.NodeConditionType
 	underReason, fineReason   string
 	underMessage, fineMessage string
 	signals                   []string
 }
 
 var pressureKinds = []pressureKind{
-	{v1.NodeMemoryPressure, "NodeAgentHasInsufficientMemory", "NodeAgentHasSufficientMemory",
+	{corev1.NodeMemoryPressure, "NodeAgentHasInsufficientMemory", "NodeAgentHasSufficientMemory",
 		"node has memory pressure", "node has sufficient memory available", []string{SignalMemoryAvailable}},
-	{v1.NodeDiskPressure, "NodeAgentHasDiskPressure", "NodeAgentHasNoDiskPressure",
+	{corev1.NodeDiskPressure, "NodeAgentHasDiskPressure", "NodeAgentHasNoDiskPressure",
 		"node has disk pressure", "node has no disk pressure",
 		[]string{SignalNodeFSAvailable, SignalNodeFSInodesFree, SignalImageFSAvailable, SignalImageFSInodesFree}},
-	{v1.NodePIDPressure, "NodeAgentHasInsufficientPID", "NodeAgentHasSufficientPID",
+	{corev1.NodePIDPressure, "NodeAgentHasInsufficientPID", "NodeAgentHasSufficientPID",
 		"node has PID pressure", "node has sufficient PID available", []string{SignalPIDAvailable}},
 }
 
@@ -64,16 +64,16 @@ var pressureKinds = []pressureKind{
 // condition stays True for the transition period after its signals
 // recover: a node hovering at a threshold does not flap.
 type pressures struct {
-	lastSeen   map[v1.NodeConditionType]time.Time
+	lastSeen   map[corev1.NodeConditionType]time.Time
 	transition time.Duration
 }
 
 func newPressures(transition time.Duration) *pressures {
-	return &pressures{lastSeen: map[v1.NodeConditionType]time.Time{}, transition: transition}
+	return &pressures{lastSeen: map[corev1.NodeConditionType]time.Time{}, transition: transition}
 }
 
 // conditions evaluates ob against the thresholds at now.
-func (p *pressures) conditions(now time.Time, ob observation, ts Thresholds) []v1.NodeCondition {
+func (p *pressures) conditions(now time.Time, ob observation, ts Thresholds) []corev1.NodeCondition {
 	crossed := map[string]bool{
 		SignalMemoryAvailable:   ts.crossed(SignalMemoryAvailable, ob.memoryAvailable, ob.memoryCapacity),
 		SignalNodeFSAvailable:   ts.crossed(SignalNodeFSAvailable, ob.nodefs.available, ob.nodefs.capacity),
@@ -82,7 +82,7 @@ func (p *pressures) conditions(now time.Time, ob observation, ts Thresholds) []v
 		SignalImageFSInodesFree: ts.crossed(SignalImageFSInodesFree, ob.imagefs.inodesFree, ob.imagefs.inodes),
 		SignalPIDAvailable:      ts.crossed(SignalPIDAvailable, ob.pidsAvailable, ob.pidsMax),
 	}
-	out := make([]v1.NodeCondition, 0, len(pressureKinds))
+	out := make([]corev1.NodeCondition, 0, len(pressureKinds))
 	for _, k := range pressureKinds {
 		var which []string
 		for _, s := range k.signals {
@@ -94,12 +94,12 @@ func (p *pressures) conditions(now time.Time, ob observation, ts Thresholds) []v
 			p.lastSeen[k.condition] = now
 		}
 		seen, ever := p.lastSeen[k.condition]
-		c := v1.NodeCondition{Type: k.condition, Status: v1.ConditionFalse, Reason: k.fineReason, Message: k.fineMessage}
+		c := corev1.NodeCondition{Type: k.condition, Status: corev1.ConditionFalse, Reason: k.fineReason, Message: k.fineMessage}
 		switch {
 		case len(which) > 0:
-			c.Status, c.Reason, c.Message = v1.ConditionTrue, k.underReason, k.underMessage+": "+strings.Join(which, ", ")+" below its threshold"
+			c.Status, c.Reason, c.Message = corev1.ConditionTrue, k.underReason, k.underMessage+": "+strings.Join(which, ", ")+" below its threshold"
 		case ever && now.Sub(seen) < p.transition:
-			c.Status, c.Reason, c.Message = v1.ConditionTrue, k.underReason, k.underMessage+": recovered, held for the pressure transition period"
+			c.Status, c.Reason, c.Message = corev1.ConditionTrue, k.underReason, k.underMessage+": recovered, held for the pressure transition period"
 		}
 		out = append(out, c)
 	}
@@ -109,7 +109,7 @@ func (p *pressures) conditions(now time.Time, ob observation, ts Thresholds) []v
 // carryTransitions sets each condition's transition time: kept from the
 // same condition in old if its status did not change, now otherwise.
 // Heartbeat times are set when the status is written, not here.
-func carryTransitions(now time.Time, conds []v1.NodeCondition, old []v1.NodeCondition) {
+func carryTransitions(now time.Time, conds []corev1.NodeCondition, old []corev1.NodeCondition) {
 	for i := range conds {
 		conds[i].LastTransitionTime = metav1.NewTime(now)
 		for _, o := range old {

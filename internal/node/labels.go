@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	kubeletapis "k8s.io/kubelet/pkg/apis"
 )
@@ -47,8 +47,8 @@ func reservedNamespace(key string) bool {
 }
 
 // ParseTaints reads --register-with-taints items, each key[=value]:Effect.
-func ParseTaints(items []string) ([]v1.Taint, error) {
-	var out []v1.Taint
+func ParseTaints(items []string) ([]corev1.Taint, error) {
+	var out []corev1.Taint
 	seen := map[string]bool{}
 	for _, item := range items {
 		kv, effect, ok := strings.Cut(item, ":")
@@ -62,15 +62,15 @@ func ParseTaints(items []string) ([]v1.Taint, error) {
 		if msgs := validation.IsValidLabelValue(value); len(msgs) > 0 {
 			return nil, fmt.Errorf("--register-with-taints %q: value: %s", item, strings.Join(msgs, "; "))
 		}
-		e := v1.TaintEffect(effect)
-		if e != v1.TaintEffectNoSchedule && e != v1.TaintEffectPreferNoSchedule && e != v1.TaintEffectNoExecute {
+		e := corev1.TaintEffect(effect)
+		if e != corev1.TaintEffectNoSchedule && e != corev1.TaintEffectPreferNoSchedule && e != corev1.TaintEffectNoExecute {
 			return nil, fmt.Errorf("--register-with-taints %q: effect %q is none of NoSchedule, PreferNoSchedule, NoExecute", item, effect)
 		}
 		if seen[key+":"+effect] {
 			return nil, fmt.Errorf("--register-with-taints %q: %s:%s is given twice", item, key, effect)
 		}
 		seen[key+":"+effect] = true
-		out = append(out, v1.Taint{Key: key, Value: value, Effect: e})
+		out = append(out, corev1.Taint{Key: key, Value: value, Effect: e})
 	}
 	return out, nil
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -172,8 +172,8 @@ func osImage(path string) string {
 
 // hugePageResource names the resource of a huge page size, as
 // hugepages-2Mi.
-func hugePageResource(size int64) v1.ResourceName {
-	return v1.ResourceName(v1.ResourceHugePagesPrefix + resource.NewQuantity(size, resource.BinarySI).String())
+func hugePageResource(size int64) corev1.ResourceName {
+	return corev1.ResourceName(corev1.ResourceHugePagesPrefix + resource.NewQuantity(size, resource.BinarySI).String())
 }
 
 // fsStats are a filesystem's free and total bytes and inodes.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,7 +35,7 @@ type Node struct {
 	mu sync.Mutex
 	// current is the newest Node the apiserver returned or sent; nil
 	// until registered, and again once it is seen deleted.
-	current *v1.Node
+	current *corev1.Node
 	// lastWrite is when the status was last written; heartbeatDue says
 	// the apiserver was away (the watch listed the Node again, or it
 	// answered again after it failed): the status is written at once, so
@@ -119,7 +119,7 @@ func (n *Node) Run(ctx context.Context) error {
 // observed takes a Node the watch sent, unless it is older than the one
 // a patch already returned.
 func (n *Node) observed(obj any) {
-	node, ok := obj.(*v1.Node)
+	node, ok := obj.(*corev1.Node)
 	if !ok || node.Name != n.opts.Name {
 		return
 	}
@@ -140,7 +140,7 @@ func (n *Node) deleted(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tomb.Obj
 	}
-	node, ok := obj.(*v1.Node)
+	node, ok := obj.(*corev1.Node)
 	if !ok || node.Name != n.opts.Name {
 		return
 	}
@@ -162,9 +162,9 @@ func (n *Node) wasReady() bool {
 	return n.readyOnce
 }
 
-func (n *Node) noteReady(written *v1.Node) {
+func (n *Node) noteReady(written *corev1.Node) {
 	for _, c := range written.Status.Conditions {
-		if c.Type == v1.NodeReady && c.Status == v1.ConditionTrue {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
 			n.mu.Lock()
 			n.readyOnce = true
 			n.mu.Unlock()
@@ -178,7 +178,7 @@ var ErrNotRegistered = errors.New("the Node is not registered yet")
 
 // Current returns the newest Node object the agent wrote or saw, as the
 // mirror pods' owner needs it. It must be treated as read-only.
-func (n *Node) Current(context.Context) (*v1.Node, error) {
+func (n *Node) Current(context.Context) (*corev1.Node, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.current == nil {
@@ -230,7 +230,7 @@ func olderThan(a, b string) bool {
 	return err1 == nil && err2 == nil && x < y
 }
 
-func conditionsEqual(a, b []v1.NodeCondition) bool {
+func conditionsEqual(a, b []corev1.NodeCondition) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -249,7 +249,7 @@ func conditionsEqual(a, b []v1.NodeCondition) bool {
 func (n *Node) leaseController() lease.Controller {
 	renew := time.Duration(n.opts.LeaseDuration) * time.Second / 4
 	return lease.NewController(n.clock, n.opts.Client, n.opts.Name, n.opts.LeaseDuration, nil, renew,
-		n.opts.Name, v1.NamespaceNodeLease, n.setLeaseOwner)
+		n.opts.Name, corev1.NamespaceNodeLease, n.setLeaseOwner)
 }
 
 func (n *Node) setLeaseOwner(l *coordinationv1.Lease) error {
@@ -319,7 +319,7 @@ func (n *Node) sync(ctx context.Context) error {
 	return nil
 }
 
-func (n *Node) setCurrent(node *v1.Node) {
+func (n *Node) setCurrent(node *corev1.Node) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if node.UID == n.goneUID {

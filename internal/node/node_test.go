@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -75,7 +75,7 @@ func start(t *testing.T, objs []any, tweak func(*Options)) *harness {
 	// The fake clientset gives no UIDs; the apiserver does.
 	var uids atomic.Int32
 	h.client.PrependReactor("create", "nodes", func(a k8stesting.Action) (bool, runtimeObject, error) {
-		n := a.(k8stesting.CreateAction).GetObject().(*v1.Node)
+		n := a.(k8stesting.CreateAction).GetObject().(*corev1.Node)
 		n.UID = types.UID(fmt.Sprintf("uid-%d", uids.Add(1)))
 		return false, nil, nil
 	})
@@ -131,7 +131,7 @@ func (h *harness) eventually(what string, cond func() bool) {
 	}
 }
 
-func (h *harness) get() *v1.Node {
+func (h *harness) get() *corev1.Node {
 	n, err := h.client.CoreV1().Nodes().Get(context.Background(), testNode, metav1.GetOptions{})
 	if err != nil {
 		return nil
@@ -149,23 +149,23 @@ func (h *harness) nodeWrites() int {
 	return n
 }
 
-func condition(n *v1.Node, typ v1.NodeConditionType) v1.NodeCondition {
+func condition(n *corev1.Node, typ corev1.NodeConditionType) corev1.NodeCondition {
 	for _, c := range n.Status.Conditions {
 		if c.Type == typ {
 			return c
 		}
 	}
-	return v1.NodeCondition{}
+	return corev1.NodeCondition{}
 }
 
 func TestRegistersTheNodeAndItsLease(t *testing.T) {
 	h := start(t, nil, func(o *Options) {
-		o.Taints = []v1.Taint{{Key: "dedicated", Value: "edge", Effect: v1.TaintEffectNoSchedule}}
+		o.Taints = []corev1.Taint{{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule}}
 		o.APIPort = 10250
 	})
 	h.eventually("the Node", func() bool { return h.get() != nil })
 	n := h.get()
-	for k, v := range map[string]string{v1.LabelHostname: testNode, v1.LabelOSStable: "linux", "example.com/role": "edge"} {
+	for k, v := range map[string]string{corev1.LabelHostname: testNode, corev1.LabelOSStable: "linux", "example.com/role": "edge"} {
 		if n.Labels[k] != v {
 			t.Errorf("label %s = %q, want %q", k, n.Labels[k], v)
 		}
@@ -173,15 +173,15 @@ func TestRegistersTheNodeAndItsLease(t *testing.T) {
 	if len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Key != "dedicated" {
 		t.Errorf("taints %v", n.Spec.Taints)
 	}
-	if c := condition(n, v1.NodeReady); c.Status != v1.ConditionTrue || c.LastHeartbeatTime.IsZero() {
+	if c := condition(n, corev1.NodeReady); c.Status != corev1.ConditionTrue || c.LastHeartbeatTime.IsZero() {
 		t.Errorf("Ready %+v", c)
 	}
-	for _, typ := range []v1.NodeConditionType{v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure} {
-		if c := condition(n, typ); c.Status != v1.ConditionFalse {
+	for _, typ := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
+		if c := condition(n, typ); c.Status != corev1.ConditionFalse {
 			t.Errorf("%s %+v on a healthy test machine", typ, c)
 		}
 	}
-	if q := n.Status.Capacity[v1.ResourcePods]; q.Value() != 110 {
+	if q := n.Status.Capacity[corev1.ResourcePods]; q.Value() != 110 {
 		t.Errorf("pods capacity %s", q.String())
 	}
 	if n.Status.NodeInfo.ContainerRuntimeVersion != "containerd://1.6.20" || n.Status.NodeInfo.KubeletVersion != "v0.0.0-test" || n.Status.NodeInfo.BootID == "" {
@@ -191,7 +191,7 @@ func TestRegistersTheNodeAndItsLease(t *testing.T) {
 		t.Errorf("daemonEndpoints report port %d, want the node API's 10250", p)
 	}
 	h.eventually("the Lease", func() bool {
-		l, err := h.client.CoordinationV1().Leases(v1.NamespaceNodeLease).Get(context.Background(), testNode, metav1.GetOptions{})
+		l, err := h.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(context.Background(), testNode, metav1.GetOptions{})
 		return err == nil && len(l.OwnerReferences) == 1 && l.OwnerReferences[0].UID == n.UID && *l.Spec.LeaseDurationSeconds == 40
 	})
 }
@@ -223,31 +223,31 @@ func TestWritesOnlyChangesAndTheReport(t *testing.T) {
 	h.rt.set(runtime.Health{RuntimeReady: true, NetworkReady: false, NetworkProblem: "NetworkPluginNotReady: cni config uninitialized"}, nil)
 	h.tick(10 * time.Second)
 	h.eventually("Ready=False", func() bool {
-		c := condition(h.get(), v1.NodeReady)
-		return c.Status == v1.ConditionFalse && c.Reason == reasonNetworkNotReady
+		c := condition(h.get(), corev1.NodeReady)
+		return c.Status == corev1.ConditionFalse && c.Reason == reasonNetworkNotReady
 	})
 	writes = h.nodeWrites()
 
 	h.rt.set(runtime.Health{}, errors.New("connection refused"))
 	h.tick(10 * time.Second)
-	h.eventually("Ready=False for the runtime", func() bool { return condition(h.get(), v1.NodeReady).Reason == reasonRuntimeNotReady })
+	h.eventually("Ready=False for the runtime", func() bool { return condition(h.get(), corev1.NodeReady).Reason == reasonRuntimeNotReady })
 	h.rt.set(runtime.Health{RuntimeReady: true, NetworkReady: true}, nil)
 	h.tick(10 * time.Second)
-	h.eventually("Ready=True", func() bool { return condition(h.get(), v1.NodeReady).Status == v1.ConditionTrue })
+	h.eventually("Ready=True", func() bool { return condition(h.get(), corev1.NodeReady).Status == corev1.ConditionTrue })
 	if got := h.nodeWrites() - writes; got != 2 {
 		t.Errorf("%d Node writes for two changes", got)
 	}
 
 	// Nothing changes for five minutes: one report, as a heartbeat.
 	writes = h.nodeWrites()
-	before := condition(h.get(), v1.NodeReady).LastHeartbeatTime
+	before := condition(h.get(), corev1.NodeReady).LastHeartbeatTime
 	for range 30 {
 		h.tick(10 * time.Second)
 	}
 	if got := h.nodeWrites() - writes; got != 1 {
 		t.Errorf("%d Node writes in 5 minutes of no change, want the one report", got)
 	}
-	if after := condition(h.get(), v1.NodeReady).LastHeartbeatTime; !after.After(before.Time) {
+	if after := condition(h.get(), corev1.NodeReady).LastHeartbeatTime; !after.After(before.Time) {
 		t.Errorf("the report did not move the heartbeat (%v -> %v)", before, after)
 	}
 }
@@ -256,7 +256,7 @@ func TestRegistersAgainWhenDeleted(t *testing.T) {
 	// The Node exists from the start, so that the watch's first list has
 	// it: the fake clientset's watch does not replay what happened between
 	// its list and its watch, as the apiserver's does.
-	h := start(t, []any{&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode, UID: "first"}}}, nil)
+	h := start(t, []any{&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode, UID: "first"}}}, nil)
 	h.eventually("the Node", func() bool { return h.get() != nil })
 	// Deleted before the watch begins, the Node would be seen gone only at
 	// the next status write.
@@ -270,19 +270,19 @@ func TestRegistersAgainWhenDeleted(t *testing.T) {
 }
 
 func TestAdoptsAnExistingNode(t *testing.T) {
-	existing := &v1.Node{
+	existing := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: testNode, UID: "admin-made", Labels: map[string]string{"team": "a"}},
-		Spec:       v1.NodeSpec{Taints: []v1.Taint{{Key: "kept", Effect: v1.TaintEffectNoSchedule}}},
+		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: "kept", Effect: corev1.TaintEffectNoSchedule}}},
 	}
 	h := start(t, []any{existing}, func(o *Options) {
-		o.Taints = []v1.Taint{{Key: "ignored", Effect: v1.TaintEffectNoSchedule}}
+		o.Taints = []corev1.Taint{{Key: "ignored", Effect: corev1.TaintEffectNoSchedule}}
 	})
 	h.eventually("the adopted Node's status", func() bool {
 		n := h.get()
-		return condition(n, v1.NodeReady).Status == v1.ConditionTrue
+		return condition(n, corev1.NodeReady).Status == corev1.ConditionTrue
 	})
 	n := h.get()
-	if n.UID != "admin-made" || n.Labels["team"] != "a" || n.Labels["example.com/role"] != "edge" || n.Labels[v1.LabelHostname] != testNode {
+	if n.UID != "admin-made" || n.Labels["team"] != "a" || n.Labels["example.com/role"] != "edge" || n.Labels[corev1.LabelHostname] != testNode {
 		t.Errorf("adopted Node %s labels %v", n.UID, n.Labels)
 	}
 	if len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Key != "kept" {

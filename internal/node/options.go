@@ -3,11 +3,12 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"time"
 
 	"github.com/go-logr/logr"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
@@ -39,9 +40,9 @@ type Options struct {
 	// Labels and Taints are set at registration, besides the labels
 	// every node carries (hostname, os, arch).
 	Labels map[string]string
-	Taints []v1.Taint
+	Taints []corev1.Taint
 	// Reserved is held back from pods (--system-reserved, --kube-reserved).
-	Reserved []v1.ResourceList
+	Reserved []corev1.ResourceList
 	MaxPods  int32
 	// NodeIP is the InternalIP to report; nil picks the first global
 	// address of an interface that is up.
@@ -70,9 +71,34 @@ type Options struct {
 	Clock  clock.WithTicker
 }
 
+// The defaults of Options, as the kubelet's.
+const (
+	DefaultMaxPods               = 110
+	DefaultPressureTransition    = 5 * time.Minute
+	DefaultStatusUpdateFrequency = 10 * time.Second
+	DefaultStatusReportFrequency = 5 * time.Minute
+	DefaultLeaseDuration         = 40
+)
+
+// ErrInvalidOptions is returned by New for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid node options")
+
+// defaults reports every missing option at once, each wrapping
+// ErrInvalidOptions and naming the field, else fills in the defaults.
 func (o *Options) defaults() error {
-	if o.Name == "" || o.Client == nil || o.Runtime == nil || o.RootDir == "" {
-		return errors.New("node: Options.Name, Client, Runtime and RootDir are required")
+	var errs []error
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{
+		{"Name", o.Name == ""}, {"Client", o.Client == nil}, {"Runtime", o.Runtime == nil}, {"RootDir", o.RootDir == ""},
+	} {
+		if f.missing {
+			errs = append(errs, fmt.Errorf("%w: %s is required", ErrInvalidOptions, f.name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	if o.AgentHealth == nil {
 		o.AgentHealth = func() error { return nil }
@@ -81,7 +107,7 @@ func (o *Options) defaults() error {
 		o.SourcesReady = func() error { return nil }
 	}
 	if o.MaxPods == 0 {
-		o.MaxPods = 110
+		o.MaxPods = DefaultMaxPods
 	}
 	if o.Thresholds == nil {
 		ts, err := ParseThresholds(DefaultThresholds)
@@ -91,16 +117,16 @@ func (o *Options) defaults() error {
 		o.Thresholds = ts
 	}
 	if o.PressureTransition == 0 {
-		o.PressureTransition = 5 * time.Minute
+		o.PressureTransition = DefaultPressureTransition
 	}
 	if o.StatusUpdateFrequency == 0 {
-		o.StatusUpdateFrequency = 10 * time.Second
+		o.StatusUpdateFrequency = DefaultStatusUpdateFrequency
 	}
 	if o.StatusReportFrequency == 0 {
-		o.StatusReportFrequency = 5 * time.Minute
+		o.StatusReportFrequency = DefaultStatusReportFrequency
 	}
 	if o.LeaseDuration == 0 {
-		o.LeaseDuration = 40
+		o.LeaseDuration = DefaultLeaseDuration
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"maps"
 
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,9 +17,9 @@ import (
 // carries, then --node-labels.
 func (n *Node) labels() map[string]string {
 	l := map[string]string{
-		v1.LabelHostname:   n.opts.Name,
-		v1.LabelOSStable:   n.opts.Machine.OperatingSystem,
-		v1.LabelArchStable: n.opts.Machine.Architecture,
+		corev1.LabelHostname:   n.opts.Name,
+		corev1.LabelOSStable:   n.opts.Machine.OperatingSystem,
+		corev1.LabelArchStable: n.opts.Machine.Architecture,
 	}
 	maps.Copy(l, n.opts.Labels)
 	return l
@@ -29,10 +29,10 @@ func (n *Node) labels() map[string]string {
 // (registered by an earlier run, or by an administrator): its labels are
 // brought up to date; its taints, which NodeRestriction forbids a node to
 // change, are left as they are.
-func (n *Node) register(ctx context.Context) (*v1.Node, error) {
-	node := &v1.Node{
+func (n *Node) register(ctx context.Context) (*corev1.Node, error) {
+	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: n.opts.Name, Labels: n.labels()},
-		Spec:       v1.NodeSpec{Taints: n.opts.Taints},
+		Spec:       corev1.NodeSpec{Taints: n.opts.Taints},
 	}
 	status, err := n.desiredStatus(ctx, node)
 	if err != nil {
@@ -58,7 +58,7 @@ func (n *Node) register(ctx context.Context) (*v1.Node, error) {
 }
 
 // adopt patches the labels the agent owns onto an existing Node.
-func (n *Node) adopt(ctx context.Context, existing *v1.Node) (*v1.Node, error) {
+func (n *Node) adopt(ctx context.Context, existing *corev1.Node) (*corev1.Node, error) {
 	want := existing.DeepCopy()
 	if want.Labels == nil {
 		want.Labels = map[string]string{}

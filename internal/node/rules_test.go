@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -60,7 +60,7 @@ func TestParseTaints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []v1.Taint{{Key: "dedicated", Value: "edge", Effect: v1.TaintEffectNoSchedule}, {Key: "maintenance", Effect: v1.TaintEffectNoExecute}}
+	want := []corev1.Taint{{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule}, {Key: "maintenance", Effect: corev1.TaintEffectNoExecute}}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("ParseTaints = %v, want %v", got, want)
 	}
@@ -75,23 +75,23 @@ func TestAllocatableSubtractsReservedAndThresholds(t *testing.T) {
 	ts, _ := ParseThresholds("memory.available<100Mi,nodefs.available<10%")
 	m := Machine{CPUs: 4, MemoryBytes: 8 << 30, HugePages: map[int64]int64{2 << 20: 1 << 30}}
 	c := capacity(m, fsStats{capacity: 100 << 30}, 50)
-	a := allocatable(c, []v1.ResourceList{
-		{v1.ResourceCPU: resource.MustParse("500m"), v1.ResourceMemory: resource.MustParse("1Gi")},
-		{v1.ResourceCPU: resource.MustParse("5")}, // more than there is: floors at zero
+	a := allocatable(c, []corev1.ResourceList{
+		{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+		{corev1.ResourceCPU: resource.MustParse("5")}, // more than there is: floors at zero
 	}, ts)
-	check := func(name v1.ResourceName, want string) {
+	check := func(name corev1.ResourceName, want string) {
 		t.Helper()
 		q := a[name]
 		if q.Cmp(resource.MustParse(want)) != 0 {
 			t.Errorf("allocatable %s = %s, want %s", name, q.String(), want)
 		}
 	}
-	check(v1.ResourceCPU, "0")
-	check(v1.ResourceMemory, "6044Mi") // 8Gi - 1Gi reserved - 100Mi threshold - 1Gi huge pages
-	check(v1.ResourceEphemeralStorage, "90Gi")
-	check(v1.ResourcePods, "50")
+	check(corev1.ResourceCPU, "0")
+	check(corev1.ResourceMemory, "6044Mi") // 8Gi - 1Gi reserved - 100Mi threshold - 1Gi huge pages
+	check(corev1.ResourceEphemeralStorage, "90Gi")
+	check(corev1.ResourcePods, "50")
 	check("hugepages-2Mi", "1Gi")
-	if q := c[v1.ResourceMemory]; q.Cmp(resource.MustParse("8Gi")) != 0 {
+	if q := c[corev1.ResourceMemory]; q.Cmp(resource.MustParse("8Gi")) != 0 {
 		t.Errorf("capacity memory = %s", q.String())
 	}
 }
@@ -106,7 +106,7 @@ func TestPressureHoldsForTheTransitionPeriod(t *testing.T) {
 	low := fine
 	low.memoryAvailable = 50 << 20
 
-	status := func(conds []v1.NodeCondition, typ v1.NodeConditionType) v1.ConditionStatus {
+	status := func(conds []corev1.NodeCondition, typ corev1.NodeConditionType) corev1.ConditionStatus {
 		for _, c := range conds {
 			if c.Type == typ {
 				return c.Status
@@ -118,26 +118,26 @@ func TestPressureHoldsForTheTransitionPeriod(t *testing.T) {
 	steps := []struct {
 		at   time.Duration
 		ob   observation
-		want v1.ConditionStatus
+		want corev1.ConditionStatus
 	}{
-		{0, fine, v1.ConditionFalse},
-		{10 * time.Second, low, v1.ConditionTrue},
-		{20 * time.Second, fine, v1.ConditionTrue},  // recovered, held
-		{69 * time.Second, fine, v1.ConditionTrue},  // still within a minute of the last low reading
-		{71 * time.Second, fine, v1.ConditionFalse}, // released
+		{0, fine, corev1.ConditionFalse},
+		{10 * time.Second, low, corev1.ConditionTrue},
+		{20 * time.Second, fine, corev1.ConditionTrue},  // recovered, held
+		{69 * time.Second, fine, corev1.ConditionTrue},  // still within a minute of the last low reading
+		{71 * time.Second, fine, corev1.ConditionFalse}, // released
 	}
 	for _, s := range steps {
 		conds := p.conditions(t0.Add(s.at), s.ob, ts)
-		if got := status(conds, v1.NodeMemoryPressure); got != s.want {
+		if got := status(conds, corev1.NodeMemoryPressure); got != s.want {
 			t.Errorf("at %v: MemoryPressure %s, want %s", s.at, got, s.want)
 		}
-		if got := status(conds, v1.NodePIDPressure); got != v1.ConditionFalse {
+		if got := status(conds, corev1.NodePIDPressure); got != corev1.ConditionFalse {
 			t.Errorf("at %v: PIDPressure %s with PIDs to spare", s.at, got)
 		}
 	}
 	few := fine
 	few.pidsAvailable = 10
-	if got := status(p.conditions(t0, few, ts), v1.NodePIDPressure); got != v1.ConditionTrue {
+	if got := status(p.conditions(t0, few, ts), corev1.NodePIDPressure); got != corev1.ConditionTrue {
 		t.Errorf("PIDPressure %s with 10 PIDs left and a threshold of 100", got)
 	}
 }

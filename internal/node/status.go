@@ -6,7 +6,7 @@ import (
 	"net"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,7 +18,7 @@ import (
 // what it measures now. Conditions that others own (a network plugin's
 // NetworkUnavailable, say) are kept; the agent's own keep their
 // transition and heartbeat times while their status holds.
-func (n *Node) desiredStatus(ctx context.Context, base *v1.Node) (v1.NodeStatus, error) {
+func (n *Node) desiredStatus(ctx context.Context, base *corev1.Node) (corev1.NodeStatus, error) {
 	now := n.clock.Now()
 	var ready readiness
 	health, err := n.opts.Runtime.Health(ctx)
@@ -48,19 +48,19 @@ func (n *Node) desiredStatus(ctx context.Context, base *v1.Node) (v1.NodeStatus,
 	}
 	ob, err := n.observer.observe(imageDirs)
 	if err != nil {
-		return v1.NodeStatus{}, fmt.Errorf("measuring the node: %w", err)
+		return corev1.NodeStatus{}, fmt.Errorf("measuring the node: %w", err)
 	}
 
 	st := *base.Status.DeepCopy()
 	st.Capacity = capacity(n.opts.Machine, ob.nodefs, n.opts.MaxPods)
 	st.Allocatable = allocatable(st.Capacity, n.opts.Reserved, n.opts.Thresholds)
-	own := append([]v1.NodeCondition{ready.condition()}, n.pressure.conditions(now, ob, n.opts.Thresholds)...)
+	own := append([]corev1.NodeCondition{ready.condition()}, n.pressure.conditions(now, ob, n.opts.Thresholds)...)
 	carryTransitions(now, own, base.Status.Conditions)
 	st.Conditions = mergeConditions(base.Status.Conditions, own)
 	st.Addresses = n.addresses()
 	m := n.opts.Machine
 	v := n.opts.Runtime.Version()
-	st.NodeInfo = v1.NodeSystemInfo{
+	st.NodeInfo = corev1.NodeSystemInfo{
 		MachineID: m.MachineID, SystemUUID: m.SystemUUID, BootID: m.BootID,
 		KernelVersion: m.KernelVersion, OSImage: m.OSImage,
 		ContainerRuntimeVersion: v.RuntimeName + "://" + v.RuntimeVersion,
@@ -69,15 +69,15 @@ func (n *Node) desiredStatus(ctx context.Context, base *v1.Node) (v1.NodeStatus,
 	}
 	// The node API's port (logs, exec, port-forward), or 0 when it is not
 	// served: the apiserver reaches the node there.
-	st.DaemonEndpoints = v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: n.opts.APIPort}}
+	st.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: n.opts.APIPort}}
 	return st, nil
 }
 
 // mergeConditions replaces the conditions of own's types in base, in
 // place, and appends the ones base lacks.
-func mergeConditions(base, own []v1.NodeCondition) []v1.NodeCondition {
-	out := make([]v1.NodeCondition, 0, len(base)+len(own))
-	placed := map[v1.NodeConditionType]bool{}
+func mergeConditions(base, own []corev1.NodeCondition) []corev1.NodeCondition {
+	out := make([]corev1.NodeCondition, 0, len(base)+len(own))
+	placed := map[corev1.NodeConditionType]bool{}
 	for _, c := range base {
 		for _, o := range own {
 			if o.Type == c.Type {
@@ -95,13 +95,13 @@ func mergeConditions(base, own []v1.NodeCondition) []v1.NodeCondition {
 	return out
 }
 
-func stampHeartbeats(conds []v1.NodeCondition, now time.Time) {
+func stampHeartbeats(conds []corev1.NodeCondition, now time.Time) {
 	for i := range conds {
 		conds[i].LastHeartbeatTime = metav1.NewTime(now)
 	}
 }
 
-func statusEqual(a, b v1.NodeStatus) bool { return equality.Semantic.DeepEqual(a, b) }
+func statusEqual(a, b corev1.NodeStatus) bool { return equality.Semantic.DeepEqual(a, b) }
 
 // markWritten records when the status was last written.
 func (n *Node) markWritten(at time.Time) {
@@ -111,7 +111,7 @@ func (n *Node) markWritten(at time.Time) {
 }
 
 // patchStatus writes want as cur's status, with a heartbeat of now.
-func (n *Node) patchStatus(ctx context.Context, cur *v1.Node, want v1.NodeStatus, now time.Time) (*v1.Node, error) {
+func (n *Node) patchStatus(ctx context.Context, cur *corev1.Node, want corev1.NodeStatus, now time.Time) (*corev1.Node, error) {
 	next := cur.DeepCopy()
 	next.Status = want
 	stampHeartbeats(next.Status.Conditions, now)
@@ -128,13 +128,13 @@ func (n *Node) patchStatus(ctx context.Context, cur *v1.Node, want v1.NodeStatus
 
 // addresses are the InternalIP (the configured one, or the first global
 // address of an interface that is up) and the Hostname.
-func (n *Node) addresses() []v1.NodeAddress {
-	var out []v1.NodeAddress
+func (n *Node) addresses() []corev1.NodeAddress {
+	var out []corev1.NodeAddress
 	if ip := InternalIP(n.opts.NodeIP); ip != nil {
-		out = append(out, v1.NodeAddress{Type: v1.NodeInternalIP, Address: ip.String()})
+		out = append(out, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip.String()})
 	}
 	if h := n.opts.Machine.Hostname; h != "" {
-		out = append(out, v1.NodeAddress{Type: v1.NodeHostName, Address: h})
+		out = append(out, corev1.NodeAddress{Type: corev1.NodeHostName, Address: h})
 	}
 	return out
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -25,7 +25,7 @@ func BenchmarkStatusCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	base := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}
+	base := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}
 	if base.Status, err = n.desiredStatus(ctx, base); err != nil {
 		b.Fatal(err)
 	}

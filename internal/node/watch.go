@@ -3,16 +3,22 @@ package node
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/nodeagent/nodeagent/staging/config"
 )
+
+// watchBackoff paces the Node watch's reconnections to at most one every 2
+// to 3 s, as the pod source paces its own: client-go's default grows to 30
+// s, too slow to see soon after the apiserver's return what changed while
+// it was away. It is a value; each reflector gets a copy.
+var watchBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 4, Cap: 2 * time.Second}
 
 // watchNode is a reflector of this Node alone into a store that hands
 // every change to observed and deleted: one watch, no cache to keep.
@@ -34,12 +40,10 @@ func (n *Node) watchNode() *cache.Reflector {
 			return w, err
 		},
 	}
-	// Reconnect as the pod source does, to see soon what changed while
-	// the apiserver was away.
-	backoff := config.DefaultAPIServerBackoff
+	backoff := watchBackoff
 	// The wrapper carries over whether the client can stream the initial
 	// list through the watch (a fake clientset cannot).
-	return cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, n.opts.Client), &v1.Node{},
+	return cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, n.opts.Client), &corev1.Node{},
 		&nodeStore{n: n}, cache.ReflectorOptions{Name: "node " + n.opts.Name, Backoff: &backoff})
 }
 

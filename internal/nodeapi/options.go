@@ -73,22 +73,35 @@ type Options struct {
 	Logger logr.Logger
 }
 
+// ErrInvalidOptions is returned by New for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid node API options")
+
+// validate reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field, and fills in the defaults.
 func (o *Options) validate() error {
 	var errs []error
-	if o.NodeName == "" {
-		errs = append(errs, errors.New("nodeapi: NodeName is required"))
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrInvalidOptions, fmt.Sprintf(format, args...)))
 	}
-	if o.Client == nil || o.Runtime == nil || o.Pods == nil || o.NodeUsage == nil {
-		errs = append(errs, errors.New("nodeapi: Client, Runtime, Pods and NodeUsage are required"))
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{
+		{"NodeName", o.NodeName == ""}, {"Client", o.Client == nil}, {"Runtime", o.Runtime == nil},
+		{"Pods", o.Pods == nil}, {"NodeUsage", o.NodeUsage == nil},
+	} {
+		if f.missing {
+			bad("%s is required", f.name)
+		}
 	}
 	if (o.CertFile == "") != (o.KeyFile == "") {
-		errs = append(errs, errors.New("nodeapi: a serving certificate needs both its certificate and key files"))
+		bad("CertFile and KeyFile: a serving certificate needs both")
 	}
 	if o.CertFile == "" && o.CertDir == "" {
-		errs = append(errs, errors.New("nodeapi: no serving certificate and no directory to make one in"))
+		bad("CertFile and CertDir: no serving certificate and no directory to make one in")
 	}
 	if o.Port < 0 || o.Port > 65535 {
-		errs = append(errs, fmt.Errorf("nodeapi: port %d out of range", o.Port))
+		bad("Port %d is out of range", o.Port)
 	}
 	if o.RunTimeout <= 0 {
 		o.RunTimeout = time.Minute

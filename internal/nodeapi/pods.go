@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -40,5 +41,5 @@ func (s *Server) findPod(namespace, name string, uid types.UID) (*corev1.Pod, bo
 
 // ended: the pod is terminal or being deleted.
 func ended(p *corev1.Pod) bool {
-	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	return p.DeletionTimestamp != nil || podtypes.IsTerminal(p.Status.Phase)
 }

@@ -4,7 +4,7 @@
 // workers read.
 //
 //	p, err := pleg.New(pleg.Options{Runtime: rt})   // rt: *runtime.Runtime
-//	go p.Start(ctx)                                  // relists until ctx ends
+//	go p.Run(ctx)                                    // relists until ctx ends
 //	for e := range p.Events() {                      // e.ID, e.Type, e.Data
 //		// wake the pod's worker
 //	}

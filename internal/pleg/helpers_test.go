@@ -9,7 +9,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
-// Start's loop and the waiters of GetNewerThan end with their contexts.
+// Run's loop and the waiters of GetNewerThan end with their contexts.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func typesUID(s string) types.UID { return types.UID(s) }

@@ -16,10 +16,15 @@ import (
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
+// DefaultInterval is the pause between relists when Options.Interval is
+// not set: how long it may take to notice that a container exited, when
+// the exit watch does not see it first.
+const DefaultInterval = time.Second
+
 // Options configure a PLEG. Runtime is required.
 type Options struct {
 	Runtime Runtime
-	// Interval is the pause between relists (default 1 s).
+	// Interval is the pause between relists (default DefaultInterval).
 	Interval time.Duration
 	// EventBuffer is the capacity of the events channel (default 1000). An
 	// event that finds it full is dropped and logged; the pod's status in
@@ -56,7 +61,7 @@ type PLEG struct {
 	exitsMu sync.Mutex
 	exited  map[string]awaitedExit
 
-	startOnce sync.Once
+	runOnce sync.Once
 
 	// Owned by the relist goroutine.
 	previous  snapshot
@@ -66,13 +71,13 @@ type PLEG struct {
 	lastRelist time.Time
 }
 
-// New returns a PLEG; Start runs it.
+// New returns a PLEG; Run runs it.
 func New(opts Options) (*PLEG, error) {
 	if opts.Runtime == nil {
 		return nil, errors.New("pleg: Options.Runtime is required")
 	}
 	if opts.Interval <= 0 {
-		opts.Interval = time.Second
+		opts.Interval = DefaultInterval
 	}
 	if opts.EventBuffer <= 0 {
 		opts.EventBuffer = 1000
@@ -114,20 +119,20 @@ func New(opts Options) (*PLEG, error) {
 }
 
 // Events returns the channel of pod lifecycle events. It is closed when
-// Start returns.
+// Run returns.
 func (p *PLEG) Events() <-chan PodLifecycleEvent { return p.events }
 
 // Cache returns the pod status cache the relists keep current.
 func (p *PLEG) Cache() *Cache { return p.cache }
 
-// Start relists at once and then Interval after each relist ends, or
+// Run relists at once and then Interval after each relist ends, or
 // sooner when the exit watch sees a container exit, until ctx ends; then
 // it returns nil. It may be called once.
-func (p *PLEG) Start(ctx context.Context) error {
+func (p *PLEG) Run(ctx context.Context) error {
 	started := false
-	p.startOnce.Do(func() { started = true })
+	p.runOnce.Do(func() { started = true })
 	if !started {
-		return errors.New("pleg: Start called twice")
+		return errors.New("pleg: Run called twice")
 	}
 	defer close(p.events)
 	if p.exits != nil {

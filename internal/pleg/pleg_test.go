@@ -90,12 +90,12 @@ func startWith(t *testing.T, opts Options) *harness {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- p.Start(ctx) }()
+	go func() { done <- p.Run(ctx) }()
 	h := &harness{t: t, rt: rt, clock: clk, p: p}
 	h.stop = func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("Start returned %v", err)
+			t.Errorf("Run returned %v", err)
 		}
 	}
 	t.Cleanup(func() {
@@ -204,7 +204,7 @@ func TestPLEGRelists(t *testing.T) {
 	h.stop()
 	h.stop = nil
 	if _, open := <-h.p.Events(); open {
-		t.Error("events channel still open after Start returned")
+		t.Error("events channel still open after Run returned")
 	}
 }
 
@@ -293,10 +293,10 @@ func TestPLEGUnhealthyWhenListingFails(t *testing.T) {
 	}
 }
 
-func TestPLEGStartTwice(t *testing.T) {
+func TestPLEGRunTwice(t *testing.T) {
 	h := start(t, &fakeRuntime{})
-	if err := h.p.Start(context.Background()); err == nil {
-		t.Error("second Start succeeded")
+	if err := h.p.Run(context.Background()); err == nil {
+		t.Error("second Run succeeded")
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // updatesBuffer lets workers hand over a burst of changes (many pods
@@ -215,15 +216,13 @@ func (m *Manager) startLocked(pod *corev1.Pod, c *corev1.Container, st *runtime.
 }
 
 // graceFor is the grace period of a kill for a failed probe: the probe's
-// own, else the pod's.
+// own, else the pod's (podtypes.GracePeriod). Probes run only for pods
+// that are not being deleted, so the pod's is its spec's or the default.
 func graceFor(pod *corev1.Pod, p *corev1.Probe) int64 {
 	if p.TerminationGracePeriodSeconds != nil {
 		return max(*p.TerminationGracePeriodSeconds, 0)
 	}
-	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
-		return max(*g, 0)
-	}
-	return corev1.DefaultTerminationGracePeriodSeconds
+	return podtypes.GracePeriod(pod)
 }
 
 // Started reports whether the instance's startup probe has succeeded.

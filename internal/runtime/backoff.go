@@ -15,7 +15,10 @@ import (
 //
 // The first crash restarts at once; each later one waits the delay, which
 // then doubles from initial up to max. A container that ran for resetAfter
-// or longer before exiting starts the sequence over.
+// or longer before exiting starts the sequence over. That reset, by how
+// long the crashed instance ran, and the free first restart are why this
+// is not flowcontrol.Backoff (see pullBackoff), which starts over only
+// after a quiet of twice max.
 type backoff struct {
 	clock      clock.PassiveClock
 	initial    time.Duration

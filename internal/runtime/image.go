@@ -68,7 +68,7 @@ func (r *Runtime) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	}
 
 	key := pullBackoffKey(pod.UID, ref.Image)
-	if left, last := r.pullBackoff.wait(key); left > 0 {
+	if waiting, last := r.pullBackoff.wait(key); waiting {
 		return nil, info, &ImageError{Reason: ErrImagePullBackOff, Image: c.Image,
 			Message: fmt.Sprintf("Back-off pulling image %q: ErrImagePull: %s", c.Image, last)}
 	}

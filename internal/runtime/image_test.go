@@ -224,9 +224,16 @@ func TestPullBackoffCapsAndStartsOver(t *testing.T) {
 	var delays []time.Duration
 	for range 7 {
 		b.failed(key, "no")
-		left, _ := b.wait(key)
-		delays = append(delays, left)
-		w.clock.Step(left)
+		delay := b.backoff.Get(key)
+		delays = append(delays, delay)
+		w.clock.Step(delay - time.Nanosecond)
+		if waiting, _ := b.wait(key); !waiting {
+			t.Fatalf("not waiting %v after a failure backed off %v", delay-time.Nanosecond, delay)
+		}
+		w.clock.Step(time.Nanosecond)
+		if waiting, _ := b.wait(key); waiting {
+			t.Fatalf("still waiting %v after a failure backed off %v", delay, delay)
+		}
 	}
 	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 5 * time.Minute, 5 * time.Minute}
 	if diff := cmp.Diff(want, delays); diff != "" {
@@ -235,17 +242,17 @@ func TestPullBackoffCapsAndStartsOver(t *testing.T) {
 	// Quiet for more than twice the cap: the next failure starts over.
 	w.clock.Step(11 * time.Minute)
 	b.failed(key, "no")
-	if left, _ := b.wait(key); left != 10*time.Second {
-		t.Errorf("after a long quiet: %v, want 10s", left)
+	if got := b.backoff.Get(key); got != 10*time.Second {
+		t.Errorf("after a long quiet: %v, want 10s", got)
 	}
 	b.forget("u1")
-	if left, _ := b.wait(key); left != 0 {
-		t.Errorf("after forget: %v", left)
+	if waiting, _ := b.wait(key); waiting {
+		t.Error("waiting after forget")
 	}
 	b.failed(key, "no")
 	w.clock.Step(11 * time.Minute)
 	b.prune()
-	if len(b.entries) != 0 {
-		t.Errorf("prune left %d entries", len(b.entries))
+	if len(b.messages) != 0 || b.backoff.Get(key) != 0 {
+		t.Errorf("prune left %d entries (back-off %v)", len(b.messages), b.backoff.Get(key))
 	}
 }

@@ -20,7 +20,7 @@ type Options struct {
 	Endpoint string
 	// ConnectTimeout bounds the connection and Version check in New
 	// (default 10 s); RequestTimeout bounds every later CRI call but image
-	// pulls and the grace period of a stop (default 2 min).
+	// pulls and the grace period of a stop (default DefaultRequestTimeout).
 	ConnectTimeout time.Duration
 	RequestTimeout time.Duration
 	// RuntimeHandler selects the runtime's handler for new sandboxes of
@@ -112,6 +112,10 @@ type Options struct {
 	Clock  clock.Clock
 }
 
+// DefaultRequestTimeout bounds a CRI call when Options.RequestTimeout is
+// not set.
+const DefaultRequestTimeout = 2 * time.Minute
+
 func (o *Options) defaults() {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -119,7 +123,7 @@ func (o *Options) defaults() {
 		}
 	}
 	def(&o.ConnectTimeout, 10*time.Second)
-	def(&o.RequestTimeout, 2*time.Minute)
+	def(&o.RequestTimeout, DefaultRequestTimeout)
 	def(&o.BackoffInitial, 10*time.Second)
 	def(&o.BackoffMax, 5*time.Minute)
 	def(&o.BackoffReset, 10*time.Minute)

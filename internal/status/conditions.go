@@ -40,7 +40,7 @@ func Owned(t corev1.PodConditionType) bool { return slices.Contains(ownedConditi
 // agent's own, in the kubelet's order. An own condition keeps its previous
 // transition time while its status stays.
 func conditions(pod *corev1.Pod, rs *runtime.PodStatus, st, prev *corev1.PodStatus, now time.Time, volumesErr error) []corev1.PodCondition {
-	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
+	terminal := podtypes.IsTerminal(st.Phase)
 	notInit := notInitialized(pod, st.InitContainerStatuses)
 	ready, reason, message := readiness(pod, st)
 	var volReason, volMessage string
@@ -131,7 +131,7 @@ func condition(t corev1.PodConditionType, ok bool, reason, message string, prev 
 // app container ready, as the kubelet counts them, and the pod not
 // terminal.
 func readiness(pod *corev1.Pod, st *corev1.PodStatus) (ready bool, reason, message string) {
-	if st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed {
+	if podtypes.IsTerminal(st.Phase) {
 		return false, ReasonPodCompleted, ""
 	}
 	var notReady []string

@@ -67,7 +67,7 @@ func Generate(in Input) corev1.PodStatus {
 	if prev == nil {
 		prev = &corev1.PodStatus{}
 	}
-	if final(prev.Phase) && len(rs.Sandboxes) == 0 && len(rs.Containers) == 0 {
+	if podtypes.IsTerminal(prev.Phase) && len(rs.Sandboxes) == 0 && len(rs.Containers) == 0 {
 		// The pod completed and its containers were removed (an agent
 		// restarted on its checkpointed final status): nothing new can be
 		// learned of it, and the containers' messages are theirs, kept
@@ -104,7 +104,7 @@ func Generate(in Input) corev1.PodStatus {
 	st.Reason, st.Message = prev.Reason, prev.Message
 	st.Phase = podPhase(pod, st.InitContainerStatuses, st.ContainerStatuses, in.Terminal)
 	switch {
-	case final(prev.Phase):
+	case podtypes.IsTerminal(prev.Phase):
 		st.Phase = prev.Phase
 	case in.Evicted != "":
 		st.Phase, st.Reason, st.Message = corev1.PodFailed, ReasonEvicted, in.Evicted
@@ -112,7 +112,7 @@ func Generate(in Input) corev1.PodStatus {
 		// What still runs is stopped as the pod terminates.
 		st.Phase, st.Reason, st.Message = corev1.PodFailed, ReasonDeadlineExceeded, MessageDeadlineExceeded
 	}
-	if final(st.Phase) {
+	if podtypes.IsTerminal(st.Phase) {
 		for i := range st.ContainerStatuses {
 			st.ContainerStatuses[i].Ready = false
 		}
@@ -172,8 +172,3 @@ func podWideReason(res *runtime.SyncResult, err error) *waiting {
 }
 
 type waiting struct{ reason, message string }
-
-// final reports whether a pod in this phase runs nothing more, ever.
-func final(p corev1.PodPhase) bool {
-	return p == corev1.PodSucceeded || p == corev1.PodFailed
-}

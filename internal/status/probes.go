@@ -70,7 +70,7 @@ func markKilled(t *corev1.ContainerStateTerminated, probes Probes) {
 // pod's next sync.
 func WithProbes(pod *corev1.Pod, st *corev1.PodStatus, probes Probes, now time.Time) corev1.PodStatus {
 	out := *st.DeepCopy()
-	if out.Phase == corev1.PodSucceeded || out.Phase == corev1.PodFailed {
+	if podtypes.IsTerminal(out.Phase) {
 		return out
 	}
 	applyProbes(pod, &out, probes)

@@ -3,6 +3,7 @@ package objectcache
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -31,7 +33,11 @@ func (s *watchStore[T]) runWatch(ctx context.Context, it *watchItem[T]) {
 	log := s.log.WithValues("object", it.key.String())
 	log.V(4).Info("Watch started")
 	defer log.V(4).Info("Watch ended")
-	retry := newBackoff(s.opts.RetryInitial, s.opts.RetryMax)
+	// Each delay doubles up to RetryMax and gets up to half of itself added
+	// at random, so that the nodes of a cluster that lost the apiserver
+	// together do not come back in step.
+	fresh := wait.Backoff{Duration: s.opts.RetryInitial, Factor: 2, Jitter: 0.5, Steps: math.MaxInt32, Cap: s.opts.RetryMax}
+	retry := fresh
 	rv := ""
 	for ctx.Err() == nil {
 		if rv == "" {
@@ -41,7 +47,7 @@ func (s *watchStore[T]) runWatch(ctx context.Context, it *watchItem[T]) {
 				return
 			}
 			if err != nil {
-				if !s.retryAfter(ctx, it, log, retry, "list", err) {
+				if !s.retryAfter(ctx, it, log, &retry, "list", err) {
 					return
 				}
 				continue
@@ -55,17 +61,17 @@ func (s *watchStore[T]) runWatch(ctx context.Context, it *watchItem[T]) {
 		rv = next
 		switch {
 		case err != nil:
-			if !s.retryAfter(ctx, it, log, retry, "watch", err) {
+			if !s.retryAfter(ctx, it, log, &retry, "watch", err) {
 				return
 			}
 		case rv == "":
 			// The version expired: list again at once.
 		case s.opts.Clock.Since(started) < minWatchDuration:
-			if !s.sleep(ctx, retry.next()) {
+			if !s.sleep(ctx, retry.Step()) {
 				return
 			}
 		default:
-			retry.reset()
+			retry = fresh
 		}
 	}
 }
@@ -184,13 +190,13 @@ func (s *watchStore[T]) apply(ctx context.Context, it *watchItem[T], obj T, exis
 
 // retryAfter records a failure and sleeps for the next backoff; false means
 // the run is over.
-func (s *watchStore[T]) retryAfter(ctx context.Context, it *watchItem[T], log logr.Logger, b *backoff, op string, err error) bool {
+func (s *watchStore[T]) retryAfter(ctx context.Context, it *watchItem[T], log logr.Logger, b *wait.Backoff, op string, err error) bool {
 	s.mu.Lock()
 	if ctx.Err() == nil {
 		it.lastErr = err
 	}
 	s.mu.Unlock()
-	d := b.next()
+	d := b.Step()
 	log.V(1).Info("Failed; retrying", "op", op, "err", err, "after", d)
 	return s.sleep(ctx, d)
 }

@@ -2,7 +2,8 @@
 // names of pod sources, the annotation keys that mark static and mirror pods,
 // pod full names, the typed pod update that sources emit, distinct UID
 // types for pods as the agent resolves them and for mirror pods, and the
-// few spec rules every module applies alike (GracePeriod, IsSidecar, QOSClass).
+// few rules every module applies alike (GracePeriod, IsSidecar, QOSClass,
+// IsCritical, IsTerminal).
 //
 // It is the leaf of the module graph: it imports only k8s.io/api and
 // k8s.io/apimachinery, so any other module can depend on it cheaply.

@@ -105,10 +105,6 @@ func (s *podState) known(orphan bool) KnownPod {
 	return KnownPod{Phase: s.phase(), Orphan: orphan, HasConfig: s.spec() != nil, Static: s.static}
 }
 
-func isTerminalPhase(pod *corev1.Pod) bool {
-	return pod != nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
-}
-
 // gracePeriod returns the grace period in force after a kill: the shortest
 // of the one already in force (if inForce), the pod's deletion grace period
 // and the kill's override; failing all three the pod's spec, failing that

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -120,7 +121,7 @@ func onUpdate(s podState, u UpdatePodOptions) (podState, effects) {
 		s.observedRuntime = true
 	}
 	became := !s.terminationRequested &&
-		(u.Type == Kill || in.pod == nil || in.pod.DeletionTimestamp != nil || isTerminalPhase(in.pod))
+		(u.Type == Kill || in.pod == nil || in.pod.DeletionTimestamp != nil || podtypes.IsTerminal(in.pod.Status.Phase))
 	s.terminationRequested = s.terminationRequested || became
 	shortened := false
 	switch {

@@ -23,7 +23,7 @@ func TestRuntimePLEG(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- p.Start(ctx) }()
+	go func() { done <- p.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
 	pod := busyboxPod("pleg", true, "sleep 300")
@@ -80,7 +80,7 @@ func TestRuntimePLEGExitWatch(t *testing.T) {
 	}
 	done := make(chan error)
 	pctx, pcancel := context.WithCancel(ctx)
-	go func() { done <- p.Start(pctx) }()
+	go func() { done <- p.Run(pctx) }()
 	defer func() { pcancel(); <-done }()
 
 	died := func(pod *corev1.Pod) time.Time {

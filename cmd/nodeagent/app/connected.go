@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -81,14 +81,14 @@ func (o *Options) validateConnected() []error {
 }
 
 // resourceList reads a --system-reserved style map.
-func resourceList(flag string, m map[string]string) (v1.ResourceList, error) {
-	out := v1.ResourceList{}
+func resourceList(flag string, m map[string]string) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
 	for k, v := range m {
 		q, err := resource.ParseQuantity(v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s=%q: %v", flag, k, v, err)
 		}
-		out[v1.ResourceName(k)] = q
+		out[corev1.ResourceName(k)] = q
 	}
 	return out, node.ValidateReserved(flag, out)
 }
@@ -122,7 +122,7 @@ func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHea
 	}
 	taints, _ := node.ParseTaints(o.RegisterWithTaints)   // validated
 	thresholds, _ := node.ParseThresholds(o.EvictionHard) // validated
-	var reserved []v1.ResourceList
+	var reserved []corev1.ResourceList
 	for flag, m := range map[string]map[string]string{"--system-reserved": o.SystemReserved, "--kube-reserved": o.KubeReserved} {
 		r, _ := resourceList(flag, m) // validated
 		reserved = append(reserved, r)

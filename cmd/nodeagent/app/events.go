@@ -3,7 +3,7 @@ package app
 import (
 	"context"
 
-	v1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -34,7 +34,7 @@ func newEvents(ctx context.Context, nodeName string) *events {
 	b.StartRecordingToSink(sink)
 	return &events{
 		broadcaster: b,
-		rec:         b.NewRecorder(scheme.Scheme, v1.EventSource{Component: "nodeagent", Host: nodeName}),
+		rec:         b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nodeagent", Host: nodeName}),
 		sink:        sink,
 	}
 }
@@ -63,7 +63,7 @@ func (d *deferredSink) wait() (record.EventSink, error) {
 	}
 }
 
-func (d *deferredSink) Create(e *v1.Event) (*v1.Event, error) {
+func (d *deferredSink) Create(e *corev1.Event) (*corev1.Event, error) {
 	s, err := d.wait()
 	if err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func (d *deferredSink) Create(e *v1.Event) (*v1.Event, error) {
 	return s.Create(e)
 }
 
-func (d *deferredSink) Update(e *v1.Event) (*v1.Event, error) {
+func (d *deferredSink) Update(e *corev1.Event) (*corev1.Event, error) {
 	s, err := d.wait()
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func (d *deferredSink) Update(e *v1.Event) (*v1.Event, error) {
 	return s.Update(e)
 }
 
-func (d *deferredSink) Patch(e *v1.Event, data []byte) (*v1.Event, error) {
+func (d *deferredSink) Patch(e *corev1.Event, data []byte) (*corev1.Event, error) {
 	s, err := d.wait()
 	if err != nil {
 		return nil, err

@@ -14,11 +14,15 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	"github.com/nodeagent/nodeagent/internal/admission"
+	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/configfile"
 	"github.com/nodeagent/nodeagent/internal/node"
+	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/podobjects"
+	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
 // Options are nodeagent's settings; each field is one flag, and one key of
@@ -101,7 +105,7 @@ func NewOptions() *Options {
 		FileCheckFrequency:         20 * time.Second,
 		HTTPCheckFrequency:         20 * time.Second,
 		CRIEndpoint:                "unix:///run/containerd/containerd.sock",
-		RuntimeRequestTimeout:      2 * time.Minute,
+		RuntimeRequestTimeout:      runtime.DefaultRequestTimeout,
 		RootDir:                    configfile.DefaultRootDir,
 		PodLogDir:                  configfile.DefaultPodLogDir,
 		ContainerLogs:              defaultContainerLogs(),
@@ -109,17 +113,17 @@ func NewOptions() *Options {
 		CgroupRoot:                 "/nodeagent",
 		CgroupDriver:               string(cgroups.DriverCgroupfs),
 		ResolvConf:                 defaultResolvConf,
-		SyncFrequency:              time.Minute,
-		RelistInterval:             time.Second,
-		HousekeepingInterval:       2 * time.Second,
+		SyncFrequency:              podworkers.DefaultResyncInterval,
+		RelistInterval:             pleg.DefaultInterval,
+		HousekeepingInterval:       agent.DefaultHousekeepingInterval,
 		ServeAddress:               "127.0.0.1:10258",
 		RotateCertificates:         true,
-		MaxPods:                    110,
+		MaxPods:                    node.DefaultMaxPods,
 		EvictionHard:               node.DefaultThresholds,
-		EvictionPressureTransition: 5 * time.Minute,
-		NodeStatusUpdateFrequency:  10 * time.Second,
-		NodeStatusReportFrequency:  5 * time.Minute,
-		NodeLeaseDurationSeconds:   40,
+		EvictionPressureTransition: node.DefaultPressureTransition,
+		NodeStatusUpdateFrequency:  node.DefaultStatusUpdateFrequency,
+		NodeStatusReportFrequency:  node.DefaultStatusReportFrequency,
+		NodeLeaseDurationSeconds:   node.DefaultLeaseDuration,
 		ObjectChangeDetection:      string(podobjects.Watch),
 		Address:                    "0.0.0.0",
 		Port:                       10250,

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nodeagent/nodeagent/internal/configfile"
+	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/spf13/pflag"
 )
 
@@ -39,14 +41,18 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	checks := map[string][2]any{
-		"root-dir":         {o.RootDir, "/var/lib/nodeagent"},
-		"local-api-socket": {o.LocalAPISocket, "/var/lib/nodeagent/nodeagent.sock"},
-		"serve-address":    {o.ServeAddress, "127.0.0.1:10258"},
-		"pod-log-dir":      {o.PodLogDir, "/var/log/pods"},
-		"cgroup-root":      {o.CgroupRoot, "/nodeagent"},
-		"cgroup-driver":    {o.CgroupDriver, "cgroupfs"},
-		"sync-frequency":   {o.SyncFrequency, time.Minute},
-		"gc-percent":       {o.GCPercent, 50},
+		"root-dir":                            {o.RootDir, "/var/lib/nodeagent"},
+		"local-api-socket":                    {o.LocalAPISocket, "/var/lib/nodeagent/nodeagent.sock"},
+		"serve-address":                       {o.ServeAddress, "127.0.0.1:10258"},
+		"pod-log-dir":                         {o.PodLogDir, "/var/log/pods"},
+		"cgroup-root":                         {o.CgroupRoot, "/nodeagent"},
+		"cgroup-driver":                       {o.CgroupDriver, "cgroupfs"},
+		"sync-frequency":                      {o.SyncFrequency, time.Minute},
+		"relist-interval":                     {o.RelistInterval, time.Second},
+		"housekeeping-interval":               {o.HousekeepingInterval, 2 * time.Second},
+		"runtime-request-timeout":             {o.RuntimeRequestTimeout, 2 * time.Minute},
+		"eviction-pressure-transition-period": {o.EvictionPressureTransition, 5 * time.Minute},
+		"gc-percent":                          {o.GCPercent, 50},
 		// Connected mode, as a kubelet joined by kubeadm.
 		"cert-dir":                     {o.CertDir, "/var/lib/nodeagent/pki"},
 		"rotate-certificates":          {o.RotateCertificates, true},
@@ -62,6 +68,14 @@ func TestDefaults(t *testing.T) {
 		if c[0] != c[1] {
 			t.Errorf("--%s = %v, want %v", name, c[0], c[1])
 		}
+	}
+}
+
+// manifestctl names the relist interval's default without linking the
+// PLEG; it must stay the PLEG's.
+func TestManifestctlKnowsTheRelistDefault(t *testing.T) {
+	if configfile.DefaultRelistInterval != pleg.DefaultInterval {
+		t.Errorf("configfile.DefaultRelistInterval = %v, pleg.DefaultInterval = %v", configfile.DefaultRelistInterval, pleg.DefaultInterval)
 	}
 }
 
