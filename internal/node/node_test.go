@@ -418,6 +418,6 @@ func TestPressureIsWhatTheNodeReports(t *testing.T) {
 	h.eventually("the Node", func() bool { return h.get() != nil })
 	h.eventually("MemoryPressure", func() bool {
 		got := h.node.Pressure()
-		return len(got) == 1 && got[0] == v1.NodeMemoryPressure
+		return len(got) == 1 && got[0] == corev1.NodeMemoryPressure
 	})
 }
