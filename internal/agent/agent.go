@@ -11,11 +11,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
@@ -31,7 +33,7 @@ type Agent struct {
 	collector *collector
 	// storageLimits evicts pods over their emptyDir sizeLimit.
 	storageLimits *storageLimits
-	ckpt          *checkpointer
+	ckpt          *keeper.Keeper
 	adoption      *adoptionRuntime
 	admission     *portAdmission
 	metrics       *agentMetrics
@@ -79,7 +81,10 @@ func New(opts Options) (*Agent, error) {
 			}
 		}
 	}
-	a.ckpt = newCheckpointer(opts.Checkpoint, opts.Clock, m, log.WithName("checkpoint"))
+	a.ckpt, err = keeper.New(keeper.Options{Store: opts.Checkpoint, Registry: opts.Registry, Logger: log.WithName("checkpoint"), Clock: opts.Clock})
+	if err != nil {
+		return nil, err
+	}
 	a.adoption = newAdoptionRuntime(opts.Runtime, func(uid types.UID, running int) {
 		m.adopted.Inc()
 		a.timeline.Record(uid, timeline.KindWorker, "adopted: %d running container(s) from before the restart kept", running)
@@ -106,7 +111,7 @@ func New(opts Options) (*Agent, error) {
 		pods: map[types.UID]*podRecord{}, probes: a.prober, deadlines: newDeadlines(), evictions: newEvictions(),
 	}
 	a.workers, err = podworkers.New(podworkers.Options{
-		Syncer: checkpointingSyncer{syncer: s, ckpt: a.ckpt}, Clock: opts.Clock, Logger: opts.Logger.WithName("podworkers"),
+		Syncer: a.ckpt.Syncer(s, a.statuses.Status, desired), Clock: opts.Clock, Logger: opts.Logger.WithName("podworkers"),
 		ResyncInterval: opts.SyncFrequency, Metrics: m,
 	})
 	if err != nil {
@@ -162,7 +167,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		_ = a.ckpt.run(wctx)
+		_ = a.ckpt.Run(wctx)
 	}()
 	defer func() {
 		stopWriter()
@@ -183,7 +188,7 @@ func (a *Agent) Run(ctx context.Context) error {
 // Problems lists what goes wrong without stopping any pod: a checkpoint
 // that cannot be written.
 func (a *Agent) Problems() []string {
-	if err := a.ckpt.problem(); err != nil {
+	if err := a.ckpt.Problem(); err != nil {
 		return []string{err.Error()}
 	}
 	return nil
@@ -196,4 +201,11 @@ func (a *Agent) Ready() error {
 		return fmt.Errorf("agent not ready: %w", err)
 	}
 	return nil
+}
+
+// Restore brings back the static pods of the checkpoint (see
+// keeper.Keeper.Restore): call it after New and before the sources start.
+// Without a checkpoint it does nothing.
+func (a *Agent) Restore(ctx context.Context, sink keeper.Sink, sources []podtypes.Source) (keeper.RestoreResult, error) {
+	return a.ckpt.Restore(ctx, sources, keeper.Targets{Sink: sink, Statuses: a.statuses, Workers: a.workers, Timeline: a.timeline})
 }

@@ -103,7 +103,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 		}
 	}
 	l.pods.UpdatePod(pod) // AddPod is the same operation
-	l.ckpt.accepted(pod)
+	l.ckpt.Accepted(pod)
 	l.api.podChanged(pod)
 	if podtypes.IsMirrorPod(pod) {
 		return // the apiserver's view only: apiSync keeps it
@@ -125,7 +125,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 		l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: &podworkers.KillPodOptions{MayBeRunning: true, StatusFunc: keep}})
 		return
 	}
-	if final := l.ckpt.finalStatus(pod.UID); final != nil {
+	if final := l.ckpt.FinalStatus(pod.UID); final != nil {
 		// It completed before a restart of the agent: its worker gets it
 		// with its final status, which it takes for a termination, so the
 		// UID never runs again; leftovers from before are cleaned up.
@@ -158,7 +158,7 @@ func (l *syncLoop) remove(pod *corev1.Pod) {
 	}
 	// A completed pod has nothing left to terminate: forget it now, so
 	// that its manifest put back runs it afresh, as any re-added pod.
-	l.ckpt.forgetCompleted(pod.UID)
+	l.ckpt.ForgetCompleted(pod.UID)
 	l.kill(pod)
 }
 
@@ -178,7 +178,7 @@ func (l *syncLoop) kill(pod *corev1.Pod) { l.killWith(pod, pod.DeletionGracePeri
 
 // killWith stops the pod, giving it at most grace seconds, if not nil.
 func (l *syncLoop) killWith(pod *corev1.Pod, grace *int64) {
-	if l.ckpt.wasRestored(pod.UID) {
+	if l.ckpt.WasRestored(pod.UID) {
 		// A restored pod may be running from before the restart, though its
 		// worker has not started it yet: say so first, or the workers would
 		// take a static pod killed before it started for one that never ran.

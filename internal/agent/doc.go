@@ -27,16 +27,12 @@
 //     source wants once every source is ready, and removes what removed
 //     pods left behind (pod directories, log directories, statuses,
 //     timelines).
-//   - checkpointer (checkpointer.go, syncer_checkpoint.go, restore.go)
-//     keeps the checkpoint (Options.Checkpoint) in step: static pods as
-//     accepted, their terminations as they start (with a deadline) and
-//     end, the final status of a pod that completed, and forgets them once
-//     gone; Restore brings them back at start. Its callers change memory
-//     only; one writer goroutine writes every change since its last write
-//     in one transaction (one fsync for a burst), retries failed writes,
-//     and the workers wait for it only where order matters (a pod runs
-//     once recorded; a completed pod's containers go once its final status
-//     is written).
+//   - the checkpoint keeper (internal/checkpoint/keeper) keeps the
+//     checkpoint (Options.Checkpoint) in step: the loop tells it of
+//     accepted and removed static pods, housekeeping of pods started afresh
+//     or gone, and it wraps the syncer to record terminations and final
+//     statuses; Restore brings the pods back at start. Its writer runs
+//     beside the other parts (Run) and outlives them by one last write.
 //   - portAdmission (admission.go) holds back a pod asking for a host
 //     port that an admitted pod holds: it is not indexed and gets no
 //     worker, its status (Pending, HostPortConflict) names the port and the
@@ -73,10 +69,11 @@
 // # The checkpoint: memory, not authority
 //
 // With a checkpoint, the wiring calls Restore after New and before the
-// sources run: the static pods the checkpoint holds are merged into the
-// config stream as if their sources had sent them, so they are desired (and
-// adopted, or started again if the runtime lost them) even while their
-// source is down or not yet read. The source's first full set then wins: the
+// sources run (internal/checkpoint/keeper does the work): the static pods
+// the checkpoint holds are merged into the config stream as if their
+// sources had sent them, so they are desired (and adopted, or started
+// again if the runtime lost them) even while their source is down or not
+// yet read. The source's first full set then wins: the
 // merger compares it with what it holds, so a pod the source no longer
 // lists is terminated and forgotten. A termination under way at the crash
 // resumes with the time left until its recorded deadline. A pod that

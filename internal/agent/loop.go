@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/admission"
+	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/status"
@@ -30,7 +31,7 @@ type syncLoop struct {
 	workers      *podworkers.PodWorkers
 	deadlines    *deadlines
 	housekeeper  *housekeeper
-	ckpt         *checkpointer
+	ckpt         *keeper.Keeper
 	admission    *portAdmission
 	apiAdmission *apiAdmission
 	sysctls      *admission.Sysctls

@@ -115,7 +115,7 @@ func (a *Agent) complete(info PodInfo) PodInfo {
 	info.Source, _ = podtypes.PodSource(info.Pod)
 	info.ConfigHash = podtypes.ConfigHash(info.Pod)
 	info.Origin = podtypes.ConfigOrigin(info.Pod)
-	info.Restored = a.ckpt.wasRestored(uid)
+	info.Restored = a.ckpt.WasRestored(uid)
 	info.Adopted = a.adoption.wasAdopted(uid)
 	info.Processes = a.processes(info.Status)
 	if a.api != nil && podtypes.IsStaticPod(info.Pod) {
