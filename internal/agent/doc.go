@@ -45,9 +45,10 @@
 //     updates the pod's readiness in the status store at once and syncs
 //     the pod; the sync first kills containers whose liveness or startup
 //     probe failed, with the probe's grace period.
-//   - hooks (hooks.go) run postStart after a sync started a container and
-//     before the status shows it (a failure kills it), and preStop before
-//     a stop, within the grace period, whose rest the stop gets.
+//   - hooks (prober.Hooks, built in New) run postStart after a sync
+//     started a container and before the status shows it (a failure kills
+//     it), and preStop before a stop, within the grace period, whose rest
+//     the stop gets; probes.go hands them to the runtime's sync.
 //   - adoptionRuntime (adoption.go) counts the pods whose running
 //     containers a first sync kept.
 //   - collector (collector.go) garbage-collects dead containers and
