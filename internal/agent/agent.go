@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/prober"
@@ -35,7 +36,7 @@ type Agent struct {
 	storageLimits *storageLimits
 	ckpt          *keeper.Keeper
 	adoption      *adoptionRuntime
-	admission     *portAdmission
+	admission     *admission.HostPorts
 	metrics       *agentMetrics
 	prober        *prober.Manager
 	// api is nil in standalone mode.
@@ -62,7 +63,7 @@ func New(opts Options) (*Agent, error) {
 		timeline:  timeline.NewWithClock(opts.TimelinePerPod, opts.Clock),
 		log:       log,
 		metrics:   m,
-		admission: newPortAdmission(),
+		admission: admission.NewHostPorts(),
 		nodeName:  opts.NodeName,
 	}
 	a.events = newPodEvents(opts.Recorder, opts.NodeName)
@@ -131,7 +132,7 @@ func New(opts Options) (*Agent, error) {
 			statuses: a.statuses, timeline: a.timeline, sourcesReady: opts.SourcesReady,
 			podsDir: filepath.Join(opts.RootDir, "pods"), retention: opts.TimelineRetention,
 			clock: opts.Clock, log: log.WithName("housekeeping"), ckpt: a.ckpt,
-			held: func(uid types.UID) bool { return a.admission.isRefused(uid) || a.loop.apiAdmission.isWaiting(uid) },
+			held: func(uid types.UID) bool { return a.admission.IsRefused(uid) || a.loop.apiAdmission.isWaiting(uid) },
 		},
 	}
 	a.storageLimits = &storageLimits{

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -39,7 +40,7 @@ func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 	case podtypes.DELETE:
 		for _, pod := range u.Pods {
 			l.apiAdmission.dropWaiting(pod.UID)
-			if l.admission.drop(pod.UID) && !isAPIPod(pod) {
+			if l.admission.Drop(pod.UID) && !isAPIPod(pod) {
 				continue // it never ran
 			}
 			l.pods.UpdatePod(pod)
@@ -95,7 +96,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 			// status stays as it is, also if its deletion was asked.
 			l.statuses.Set(pod, pod.Status)
 		}
-		if pod.DeletionTimestamp != nil && l.admission.drop(pod.UID) && !isAPIPod(pod) {
+		if pod.DeletionTimestamp != nil && l.admission.Drop(pod.UID) && !isAPIPod(pod) {
 			return // deleted before it ever ran (an API pod goes on, to be deleted from the apiserver)
 		}
 		if pod.DeletionTimestamp == nil && !l.admit(pod) {
@@ -138,7 +139,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 }
 
 func (l *syncLoop) remove(pod *corev1.Pod) {
-	if l.admission.drop(pod.UID) || l.apiAdmission.dropWaiting(pod.UID) {
+	if l.admission.Drop(pod.UID) || l.apiAdmission.dropWaiting(pod.UID) {
 		return // it never ran
 	}
 	l.pods.RemovePod(pod)
@@ -189,7 +190,7 @@ func (l *syncLoop) killWith(pod *corev1.Pod, grace *int64) {
 }
 
 // admit lets a pod a source added or changed run unless one of its host
-// ports is held by another pod (portAdmission). A pod held back is not
+// ports is held by another pod (admission.HostPorts). A pod held back is not
 // indexed and gets no worker; its status says why, and the local API
 // lists it. readmit admits it once its ports are free.
 //
@@ -209,7 +210,7 @@ func (l *syncLoop) admit(pod *corev1.Pod) bool {
 			return false
 		}
 	}
-	why, first := l.admission.admit(pod)
+	why, first := l.admission.Admit(pod)
 	if why == "" {
 		return true
 	}
@@ -217,20 +218,20 @@ func (l *syncLoop) admit(pod *corev1.Pod) bool {
 		l.log.Info("Holding back a pod: host port conflict", "pod", podtypes.PodFullName(pod), "podUID", pod.UID, "detail", why)
 		l.timeline.Record(pod.UID, timeline.KindError, "held back: %s", why)
 	}
-	l.statuses.Set(pod, corev1.PodStatus{Phase: corev1.PodPending, Reason: ReasonHostPortConflict, Message: why})
+	l.statuses.Set(pod, corev1.PodStatus{Phase: corev1.PodPending, Reason: admission.ReasonHostPortConflict, Message: why})
 	return false
 }
 
 // readmit frees the host ports of pods that have stopped, then admits the
 // held-back pods whose ports are free, the longest waiting first.
 func (l *syncLoop) readmit() {
-	l.admission.release(func(uid types.UID) bool {
+	l.admission.Release(func(uid types.UID) bool {
 		_, desired := l.pods.PodByUID(uid)
 		return desired || l.workers.CouldHaveRunningContainers(uid)
 	})
 	l.retryWaiting()
-	for _, pod := range l.admission.held() {
-		if why, _ := l.admission.admit(pod); why == "" {
+	for _, pod := range l.admission.Held() {
+		if why, _ := l.admission.Admit(pod); why == "" {
 			l.log.Info("Admitting a pod whose host ports are free now", "pod", podtypes.PodFullName(pod), "podUID", pod.UID)
 			l.timeline.Record(pod.UID, timeline.KindWorker, "admitted: its host ports are free now")
 			l.add(pod)

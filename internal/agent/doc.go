@@ -33,11 +33,13 @@
 //     or gone, and it wraps the syncer to record terminations and final
 //     statuses; Restore brings the pods back at start. Its writer runs
 //     beside the other parts (Run) and outlives them by one last write.
-//   - portAdmission (admission.go) holds back a pod asking for a host
-//     port that an admitted pod holds: it is not indexed and gets no
-//     worker, its status (Pending, HostPortConflict) names the port and the
-//     holder, and the housekeeping tick admits it once the holder has
-//     stopped.
+//   - admission (the rules in internal/admission; the calls in config.go
+//     and apiadmission.go): a pod asking for a host port that an admitted
+//     pod holds is held back (admission.HostPorts): it is not indexed and
+//     gets no worker, its status (Pending, HostPortConflict) names the port
+//     and the holder, and the housekeeping tick admits it once the holder
+//     has stopped. An API pod is admitted once (admission.AdmitAPIPod),
+//     after the Node is known; one refused ends Failed.
 //   - probes (probes.go) wire internal/prober: each sync hands the pod's
 //     runtime status to the prober (workers start and end with their
 //     containers) and generates the status with its results; a probe

@@ -32,7 +32,7 @@ type syncLoop struct {
 	deadlines    *deadlines
 	housekeeper  *housekeeper
 	ckpt         *keeper.Keeper
-	admission    *portAdmission
+	admission    *admission.HostPorts
 	apiAdmission *apiAdmission
 	sysctls      *admission.Sysctls
 	// objects is nil in standalone mode.

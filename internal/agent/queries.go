@@ -103,7 +103,7 @@ func (a *Agent) Pod(uid types.UID) (PodInfo, bool) {
 func (a *Agent) complete(info PodInfo) PodInfo {
 	uid := info.Pod.UID
 	switch {
-	case a.admission.isRefused(uid):
+	case a.admission.IsRefused(uid):
 		info.WorkerPhase = phaseRefused
 	case a.workers.IsPodKnownTerminated(uid):
 		info.WorkerPhase = phaseTerminated
