@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/admission"
+	"github.com/nodeagent/nodeagent/internal/apisync"
 	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/prober"
@@ -40,7 +41,7 @@ type Agent struct {
 	metrics       *agentMetrics
 	prober        *prober.Manager
 	// api is nil in standalone mode.
-	api      *apiSync
+	api      *apisync.Sync
 	events   *podEvents
 	nodeName string
 	log      logr.Logger
@@ -69,15 +70,19 @@ func New(opts Options) (*Agent, error) {
 	a.events = newPodEvents(opts.Recorder, opts.NodeName)
 	var statusChanged func(types.UID)
 	if opts.Connected {
-		statusChanged = func(uid types.UID) { a.api.statusChanged(uid) }
+		statusChanged = func(uid types.UID) { a.api.StatusChanged(uid) }
 	}
 	a.statuses = status.NewStore(m.PodPhases, statusChanged)
 	if opts.Connected {
-		if a.api, err = newAPISync(opts, a.pods, a.statuses); err != nil {
+		a.api, err = apisync.New(apisync.Options{
+			NodeName: opts.NodeName, Pods: a.pods, Statuses: a.statuses, SourcesReady: opts.SourcesReady, MirrorsSeen: opts.MirrorsSeen,
+			Recorder: opts.Recorder, Registry: opts.Registry, Logger: opts.Logger, Clock: opts.Clock,
+		})
+		if err != nil {
 			return nil, err
 		}
 		if opts.Registry != nil {
-			if err := opts.Registry.CustomRegister(&mirrorCollector{pods: a.Pods}); err != nil {
+			if err := a.api.RegisterMirrorMetrics(opts.Registry, a.listed); err != nil {
 				return nil, fmt.Errorf("mirror metrics: %w", err)
 			}
 		}
@@ -209,4 +214,16 @@ func (a *Agent) Ready() error {
 // Without a checkpoint it does nothing.
 func (a *Agent) Restore(ctx context.Context, sink keeper.Sink, sources []podtypes.Source) (keeper.RestoreResult, error) {
 	return a.ckpt.Restore(ctx, sources, keeper.Targets{Sink: sink, Statuses: a.statuses, Workers: a.workers, Timeline: a.timeline})
+}
+
+// RunConnected keeps the mirror pods and the pod statuses in the apiserver
+// current until ctx ends (apisync.Sync.Run). It needs an agent built with
+// Options.Connected, and runs once the Node exists: API pods that came
+// before are admitted against it.
+func (a *Agent) RunConnected(ctx context.Context, conn apisync.Connection) error {
+	if a.api == nil {
+		return fmt.Errorf("%w: the agent was not built for connected mode", ErrInvalidOptions)
+	}
+	a.loop.apiAdmission.node.Store(&conn.Node)
+	return a.api.Run(ctx, conn)
 }

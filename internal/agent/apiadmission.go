@@ -64,7 +64,7 @@ func (l *syncLoop) refuse(pod *corev1.Pod, res admission.Result) {
 	failed := corev1.PodStatus{Phase: corev1.PodFailed, Reason: res.Reason, Message: res.Message}
 	l.statuses.Set(pod, failed)
 	l.pods.UpdatePod(pod)
-	l.api.podChanged(pod)
+	l.api.PodChanged(pod)
 	keep := func(st *corev1.PodStatus) {
 		st.Phase, st.Reason, st.Message = failed.Phase, failed.Reason, failed.Message
 	}

@@ -44,7 +44,7 @@ func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 				continue // it never ran
 			}
 			l.pods.UpdatePod(pod)
-			l.api.podChanged(pod)
+			l.api.PodChanged(pod)
 			if !podtypes.IsMirrorPod(pod) {
 				l.kill(pod)
 			}
@@ -105,7 +105,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 	}
 	l.pods.UpdatePod(pod) // AddPod is the same operation
 	l.ckpt.Accepted(pod)
-	l.api.podChanged(pod)
+	l.api.PodChanged(pod)
 	if podtypes.IsMirrorPod(pod) {
 		return // the apiserver's view only: apiSync keeps it
 	}
@@ -143,7 +143,7 @@ func (l *syncLoop) remove(pod *corev1.Pod) {
 		return // it never ran
 	}
 	l.pods.RemovePod(pod)
-	l.api.podRemoved(pod)
+	l.api.PodRemoved(pod)
 	if podtypes.IsMirrorPod(pod) {
 		return
 	}

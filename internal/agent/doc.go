@@ -13,7 +13,9 @@
 //
 // # Parts
 //
-// Each part is its own type, and the Agent only wires them:
+// The agent holds the sync loop, the syncer and housekeeping, and the
+// small glue to the parts that are packages of their own; each part is its
+// own type, and the Agent only wires them:
 //
 //   - syncer (syncer*.go) implements podworkers.Syncer: volumes, then
 //     runtime.SyncPod with the status the PLEG observed after the pod's
@@ -40,6 +42,12 @@
 //     and the holder, and the housekeeping tick admits it once the holder
 //     has stopped. An API pod is admitted once (admission.AdmitAPIPod),
 //     after the Node is known; one refused ends Failed.
+//   - API sync (internal/apisync), in connected mode, keeps the mirror
+//     pods and the pod statuses in the apiserver: the loop tells it of
+//     pods changed and removed, the syncer of API pods finished, the status
+//     store of new statuses; RunConnected runs it once the Node exists.
+//     The loop syncs the API pods whose ConfigMaps or Secrets changed
+//     (objects.go).
 //   - probes (probes.go) wire internal/prober: each sync hands the pod's
 //     runtime status to the prober (workers start and end with their
 //     containers) and generates the status with its results; a probe

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/admission"
+	"github.com/nodeagent/nodeagent/internal/apisync"
 	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/prober"
@@ -39,7 +40,7 @@ type syncLoop struct {
 	objects       PodObjects
 	objectChanges *objectChanges
 	statuses      *status.Store
-	api           *apiSync
+	api           *apisync.Sync
 	podEvents     *podEvents
 	timeline      *timeline.Log
 	clock         clock.WithTicker
