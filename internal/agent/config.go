@@ -107,7 +107,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 	l.ckpt.Accepted(pod)
 	l.api.PodChanged(pod)
 	if podtypes.IsMirrorPod(pod) {
-		return // the apiserver's view only: apiSync keeps it
+		return // the apiserver's view only: apisync keeps it
 	}
 	if isAPIPod(pod) && l.objects != nil && !isTerminal(pod.Status.Phase) && !l.workers.IsPodTerminationRequested(pod.UID) {
 		// A pod that ends reads nothing more (the workers unregister it

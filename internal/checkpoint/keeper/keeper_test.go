@@ -131,7 +131,7 @@ func TestKeeperTranscripts(t *testing.T) {
 }
 
 // Random interleavings of changes, writes and failing writes: once a write
-// succeeds, the store holds exactly what the checkpointer's memory says.
+// succeeds, the store holds exactly what the keeper's memory says.
 func TestKeeperRandomInterleavings(t *testing.T) {
 	pods := []*corev1.Pod{
 		staticPod("a", "busybox", corev1.RestartPolicyNever),
