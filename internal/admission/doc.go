@@ -53,11 +53,24 @@
 // UnexpectedAdmissionError when even that could not; nodeagent does not preempt, so a critical pod that does not
 // fit is admitted anyway and the node is overcommitted until pods end.
 //
+// # Host ports
+//
+// HostPorts (hostports.go) admits a pod only when none of its host ports
+// collides with one an admitted pod holds. It is stateful, unlike Admit:
+// the agent's sync loop owns it, tells it which holders have stopped
+// (Release) and asks again for the pods held back (Held). A static pod is
+// held back, Pending with HostPortConflict, until the port is free; an
+// API pod is refused for good (NodePorts).
+//
+// # Pods from the apiserver
+//
+// AdmitAPIPod is the whole admission of a pod bound through the apiserver,
+// in the kubelet's order: Sysctls, then Admit, then HostPorts. Static pods
+// are checked only for their sysctls and their host ports.
+//
 // # Left to others
 //
-// Host ports are the agent's portAdmission (internal/agent/admission.go),
-// which holds a pod back until the port is free instead of failing it;
-// they are not checked here. The kubelet's other admit handlers (eviction
+// The kubelet's other admit handlers (eviction
 // under node pressure, AppArmor, device plugins and DRA) are not part of
 // this package; a pod's runtime class is resolved when its sandbox is
 // created (internal/runtime).

@@ -7,8 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -17,57 +17,6 @@ func withHostPort(pod *corev1.Pod, port int32, ip string) *corev1.Pod {
 	pod.Spec.Containers[0].Ports = append(pod.Spec.Containers[0].Ports,
 		corev1.ContainerPort{ContainerPort: 80, HostPort: port, HostIP: ip, Protocol: corev1.ProtocolTCP})
 	return pod
-}
-
-func TestPortAdmission(t *testing.T) {
-	a := newPortAdmission()
-	first := withHostPort(staticPod("first", "busybox", corev1.RestartPolicyAlways), 8080, "")
-	second := withHostPort(staticPod("second", "busybox", corev1.RestartPolicyAlways), 8080, "127.0.0.1")
-	other := withHostPort(staticPod("other", "busybox", corev1.RestartPolicyAlways), 9090, "")
-	plain := staticPod("plain", "busybox", corev1.RestartPolicyAlways)
-
-	for _, pod := range []*corev1.Pod{first, other, plain} {
-		if why, _ := a.admit(pod); why != "" {
-			t.Fatalf("%s refused: %s", pod.Name, why)
-		}
-	}
-	why, firstTime := a.admit(second)
-	wantWhy := `host port 127.0.0.1:8080/TCP of container "main" is held by container "main" (8080/TCP) of pod default/first-node-1 (uid ` + string(first.UID) + `)`
-	if !strings.HasPrefix(why, wantWhy) || !firstTime || !a.isRefused(second.UID) {
-		t.Fatalf("admit(second) = %q, %v; want a first refusal starting %q", why, firstTime, wantWhy)
-	}
-	if _, again := a.admit(second); again {
-		t.Error("the same refusal was reported as new")
-	}
-	// The next version of the first pod (same full name) is no conflict.
-	next := first.DeepCopy()
-	next.UID = "first-v2"
-	if why, _ := a.admit(next); why != "" {
-		t.Errorf("the next version of a static pod refused: %s", why)
-	}
-	if got := a.heldOf(podtypes.FileSource); len(got) != 1 || got[0].UID != second.UID {
-		t.Errorf("heldOf(file) = %v", got)
-	}
-
-	// While the first pods may run, their ports stay held.
-	running := map[types.UID]bool{first.UID: true, next.UID: true, other.UID: true}
-	a.release(func(uid types.UID) bool { return running[uid] })
-	if why, _ := a.admit(second); why == "" {
-		t.Fatal("admitted while the holder may still run")
-	}
-	delete(running, first.UID)
-	delete(running, next.UID)
-	a.release(func(uid types.UID) bool { return running[uid] })
-	if why, _ := a.admit(second); why != "" || a.isRefused(second.UID) {
-		t.Fatalf("still refused after the holder stopped: %s", why)
-	}
-	// Now the second holds the port: the first, coming back, waits.
-	if why, _ := a.admit(first); why == "" || !strings.Contains(why, "second-node-1") {
-		t.Errorf("admit(first) after the second took the port = %q", why)
-	}
-	if !a.drop(first.UID) || a.isRefused(first.UID) {
-		t.Error("drop did not forget the held-back pod")
-	}
 }
 
 // Through the agent: the later pod is held back, reported, never started;
@@ -83,7 +32,7 @@ func TestHostPortConflictHoldsTheLaterPodBack(t *testing.T) {
 	e.send(podtypes.ADD, second)
 	e.eventually("the second pod is reported held back", func() bool {
 		info, ok := e.agent.Pod(second.UID)
-		return ok && info.WorkerPhase == "refused" && info.Status.Reason == ReasonHostPortConflict
+		return ok && info.WorkerPhase == "refused" && info.Status.Reason == admission.ReasonHostPortConflict
 	})
 	info, _ := e.agent.Pod(second.UID)
 	if msg := info.Status.Message; !strings.Contains(msg, "8080/TCP") || !strings.Contains(msg, "default/first-node-1") || info.Status.Phase != corev1.PodPending {

@@ -11,11 +11,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
+	"github.com/nodeagent/nodeagent/internal/apisync"
+	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
@@ -31,13 +35,13 @@ type Agent struct {
 	collector *collector
 	// storageLimits evicts pods over their emptyDir sizeLimit.
 	storageLimits *storageLimits
-	ckpt          *checkpointer
+	ckpt          *keeper.Keeper
 	adoption      *adoptionRuntime
-	admission     *portAdmission
+	admission     *admission.HostPorts
 	metrics       *agentMetrics
 	prober        *prober.Manager
 	// api is nil in standalone mode.
-	api      *apiSync
+	api      *apisync.Sync
 	events   *podEvents
 	nodeName string
 	log      logr.Logger
@@ -60,26 +64,33 @@ func New(opts Options) (*Agent, error) {
 		timeline:  timeline.NewWithClock(opts.TimelinePerPod, opts.Clock),
 		log:       log,
 		metrics:   m,
-		admission: newPortAdmission(),
+		admission: admission.NewHostPorts(),
 		nodeName:  opts.NodeName,
 	}
 	a.events = newPodEvents(opts.Recorder, opts.NodeName)
 	var statusChanged func(types.UID)
 	if opts.Connected {
-		statusChanged = func(uid types.UID) { a.api.statusChanged(uid) }
+		statusChanged = func(uid types.UID) { a.api.StatusChanged(uid) }
 	}
 	a.statuses = status.NewStore(m.PodPhases, statusChanged)
 	if opts.Connected {
-		if a.api, err = newAPISync(opts, a.pods, a.statuses); err != nil {
+		a.api, err = apisync.New(apisync.Options{
+			NodeName: opts.NodeName, Pods: a.pods, Statuses: a.statuses, SourcesReady: opts.SourcesReady, MirrorsSeen: opts.MirrorsSeen,
+			Recorder: opts.Recorder, Registry: opts.Registry, Logger: opts.Logger, Clock: opts.Clock,
+		})
+		if err != nil {
 			return nil, err
 		}
 		if opts.Registry != nil {
-			if err := opts.Registry.CustomRegister(&mirrorCollector{pods: a.Pods}); err != nil {
+			if err := a.api.RegisterMirrorMetrics(opts.Registry, a.listed); err != nil {
 				return nil, fmt.Errorf("mirror metrics: %w", err)
 			}
 		}
 	}
-	a.ckpt = newCheckpointer(opts.Checkpoint, opts.Clock, m, log.WithName("checkpoint"))
+	a.ckpt, err = keeper.New(keeper.Options{Store: opts.Checkpoint, Registry: opts.Registry, Logger: log.WithName("checkpoint"), Clock: opts.Clock})
+	if err != nil {
+		return nil, err
+	}
 	a.adoption = newAdoptionRuntime(opts.Runtime, func(uid types.UID, running int) {
 		m.adopted.Inc()
 		a.timeline.Record(uid, timeline.KindWorker, "adopted: %d running container(s) from before the restart kept", running)
@@ -103,10 +114,10 @@ func New(opts Options) (*Agent, error) {
 		rt: a.adoption, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
 		timeline: a.timeline, events: a.events, hostIPs: opts.NodeIPs, desired: desired, finished: a.podFinished(opts.Objects),
 		clock: opts.Clock, log: log.WithName("syncer"),
-		pods: map[types.UID]*podRecord{}, probes: a.prober, deadlines: newDeadlines(), evictions: newEvictions(),
+		pods: map[types.UID]*podRecord{}, probes: a.prober, hooks: a.prober.Hooks(a.adoption, a.timeline, log.WithName("syncer")), deadlines: newDeadlines(), evictions: newEvictions(),
 	}
 	a.workers, err = podworkers.New(podworkers.Options{
-		Syncer: checkpointingSyncer{syncer: s, ckpt: a.ckpt}, Clock: opts.Clock, Logger: opts.Logger.WithName("podworkers"),
+		Syncer: a.ckpt.Syncer(s, a.statuses.Status, desired), Clock: opts.Clock, Logger: opts.Logger.WithName("podworkers"),
 		ResyncInterval: opts.SyncFrequency, Metrics: m,
 	})
 	if err != nil {
@@ -126,7 +137,7 @@ func New(opts Options) (*Agent, error) {
 			statuses: a.statuses, timeline: a.timeline, sourcesReady: opts.SourcesReady,
 			podsDir: filepath.Join(opts.RootDir, "pods"), retention: opts.TimelineRetention,
 			clock: opts.Clock, log: log.WithName("housekeeping"), ckpt: a.ckpt,
-			held: func(uid types.UID) bool { return a.admission.isRefused(uid) || a.loop.apiAdmission.isWaiting(uid) },
+			held: func(uid types.UID) bool { return a.admission.IsRefused(uid) || a.loop.apiAdmission.isWaiting(uid) },
 		},
 	}
 	a.storageLimits = &storageLimits{
@@ -162,7 +173,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		_ = a.ckpt.run(wctx)
+		_ = a.ckpt.Run(wctx)
 	}()
 	defer func() {
 		stopWriter()
@@ -183,7 +194,7 @@ func (a *Agent) Run(ctx context.Context) error {
 // Problems lists what goes wrong without stopping any pod: a checkpoint
 // that cannot be written.
 func (a *Agent) Problems() []string {
-	if err := a.ckpt.problem(); err != nil {
+	if err := a.ckpt.Problem(); err != nil {
 		return []string{err.Error()}
 	}
 	return nil
@@ -196,4 +207,23 @@ func (a *Agent) Ready() error {
 		return fmt.Errorf("agent not ready: %w", err)
 	}
 	return nil
+}
+
+// Restore brings back the static pods of the checkpoint (see
+// keeper.Keeper.Restore): call it after New and before the sources start.
+// Without a checkpoint it does nothing.
+func (a *Agent) Restore(ctx context.Context, sink keeper.Sink, sources []podtypes.Source) (keeper.RestoreResult, error) {
+	return a.ckpt.Restore(ctx, sources, keeper.Targets{Sink: sink, Statuses: a.statuses, Workers: a.workers, Timeline: a.timeline})
+}
+
+// RunConnected keeps the mirror pods and the pod statuses in the apiserver
+// current until ctx ends (apisync.Sync.Run). It needs an agent built with
+// Options.Connected, and runs once the Node exists: API pods that came
+// before are admitted against it.
+func (a *Agent) RunConnected(ctx context.Context, conn apisync.Connection) error {
+	if a.api == nil {
+		return fmt.Errorf("%w: the agent was not built for connected mode", ErrInvalidOptions)
+	}
+	a.loop.apiAdmission.node.Store(&conn.Node)
+	return a.api.Run(ctx, conn)
 }

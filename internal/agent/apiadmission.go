@@ -18,21 +18,11 @@ import (
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
-// ReasonNodePorts is the status reason of an API pod refused because
-// another pod holds one of its host ports, as the kubelet names it.
-const ReasonNodePorts = "NodePorts"
-
-// apiAdmission is the admission of the pods bound to this node through
-// the apiserver, as the kubelet admits them, once, when they first come:
-// the checks of internal/admission against the Node and the pods admitted
-// so far, then the host ports. A refused pod never runs: it ends Failed
-// with the kubelet's reason and message, and an event says why. A pod
-// that comes before the Node is known waits for it (see retry).
-//
-// Static pods are not checked this way: they are the node's own, must
-// run while the apiserver and the Node are away, and the kubelet counts
-// them critical; their host ports still are (portAdmission), and so are
-// their sysctls, which every pod's admission checks first (see admit).
+// apiAdmission holds the pods bound to this node through the apiserver
+// that came before the Node was known: they are admitted
+// (admission.AdmitAPIPod) once it is (see retryWaiting). A refused pod
+// never runs: it ends Failed with the kubelet's reason and message, and an
+// event says why.
 //
 // The sync loop's goroutine owns it.
 type apiAdmission struct {
@@ -58,17 +48,7 @@ func (l *syncLoop) admitAPIPod(pod *corev1.Pod) bool {
 		return false
 	}
 	delete(l.apiAdmission.waiting, pod.UID)
-	// The sysctls first, as the kubelet's admit handlers run.
-	res := l.sysctls.Admit(pod)
-	if res.Reason == "" {
-		res = admission.Admit(pod, node, l.activePods())
-	}
-	if res.Reason == "" {
-		if why, _ := l.admission.admit(pod); why != "" {
-			l.admission.drop(pod.UID)
-			res = admission.Result{Reason: ReasonNodePorts, Message: "Predicate NodePorts failed: " + why}
-		}
-	}
+	res := admission.AdmitAPIPod(pod, node, l.activePods(), l.sysctls, l.admission)
 	if res.Reason == "" {
 		return true
 	}
@@ -84,7 +64,7 @@ func (l *syncLoop) refuse(pod *corev1.Pod, res admission.Result) {
 	failed := corev1.PodStatus{Phase: corev1.PodFailed, Reason: res.Reason, Message: res.Message}
 	l.statuses.Set(pod, failed)
 	l.pods.UpdatePod(pod)
-	l.api.podChanged(pod)
+	l.api.PodChanged(pod)
 	keep := func(st *corev1.PodStatus) {
 		st.Phase, st.Reason, st.Message = failed.Phase, failed.Reason, failed.Message
 	}

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -39,11 +40,11 @@ func (l *syncLoop) handleUpdate(u podtypes.PodUpdate) {
 	case podtypes.DELETE:
 		for _, pod := range u.Pods {
 			l.apiAdmission.dropWaiting(pod.UID)
-			if l.admission.drop(pod.UID) && !isAPIPod(pod) {
+			if l.admission.Drop(pod.UID) && !isAPIPod(pod) {
 				continue // it never ran
 			}
 			l.pods.UpdatePod(pod)
-			l.api.podChanged(pod)
+			l.api.PodChanged(pod)
 			if !podtypes.IsMirrorPod(pod) {
 				l.kill(pod)
 			}
@@ -95,7 +96,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 			// status stays as it is, also if its deletion was asked.
 			l.statuses.Set(pod, pod.Status)
 		}
-		if pod.DeletionTimestamp != nil && l.admission.drop(pod.UID) && !isAPIPod(pod) {
+		if pod.DeletionTimestamp != nil && l.admission.Drop(pod.UID) && !isAPIPod(pod) {
 			return // deleted before it ever ran (an API pod goes on, to be deleted from the apiserver)
 		}
 		if pod.DeletionTimestamp == nil && !l.admit(pod) {
@@ -103,10 +104,10 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 		}
 	}
 	l.pods.UpdatePod(pod) // AddPod is the same operation
-	l.ckpt.accepted(pod)
-	l.api.podChanged(pod)
+	l.ckpt.Accepted(pod)
+	l.api.PodChanged(pod)
 	if podtypes.IsMirrorPod(pod) {
-		return // the apiserver's view only: apiSync keeps it
+		return // the apiserver's view only: apisync keeps it
 	}
 	if isAPIPod(pod) && l.objects != nil && !podtypes.IsTerminal(pod.Status.Phase) && !l.workers.IsPodTerminationRequested(pod.UID) {
 		// A pod that ends reads nothing more (the workers unregister it
@@ -125,7 +126,7 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 		l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: &podworkers.KillPodOptions{MayBeRunning: true, StatusFunc: keep}})
 		return
 	}
-	if final := l.ckpt.finalStatus(pod.UID); final != nil {
+	if final := l.ckpt.FinalStatus(pod.UID); final != nil {
 		// It completed before a restart of the agent: its worker gets it
 		// with its final status, which it takes for a termination, so the
 		// UID never runs again; leftovers from before are cleaned up.
@@ -138,11 +139,11 @@ func (l *syncLoop) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 }
 
 func (l *syncLoop) remove(pod *corev1.Pod) {
-	if l.admission.drop(pod.UID) || l.apiAdmission.dropWaiting(pod.UID) {
+	if l.admission.Drop(pod.UID) || l.apiAdmission.dropWaiting(pod.UID) {
 		return // it never ran
 	}
 	l.pods.RemovePod(pod)
-	l.api.podRemoved(pod)
+	l.api.PodRemoved(pod)
 	if podtypes.IsMirrorPod(pod) {
 		return
 	}
@@ -158,7 +159,7 @@ func (l *syncLoop) remove(pod *corev1.Pod) {
 	}
 	// A completed pod has nothing left to terminate: forget it now, so
 	// that its manifest put back runs it afresh, as any re-added pod.
-	l.ckpt.forgetCompleted(pod.UID)
+	l.ckpt.ForgetCompleted(pod.UID)
 	l.kill(pod)
 }
 
@@ -177,7 +178,7 @@ func (l *syncLoop) kill(pod *corev1.Pod) { l.killWith(pod, pod.DeletionGracePeri
 
 // killWith stops the pod, giving it at most grace seconds, if not nil.
 func (l *syncLoop) killWith(pod *corev1.Pod, grace *int64) {
-	if l.ckpt.wasRestored(pod.UID) {
+	if l.ckpt.WasRestored(pod.UID) {
 		// A restored pod may be running from before the restart, though its
 		// worker has not started it yet: say so first, or the workers would
 		// take a static pod killed before it started for one that never ran.
@@ -188,7 +189,7 @@ func (l *syncLoop) killWith(pod *corev1.Pod, grace *int64) {
 }
 
 // admit lets a pod a source added or changed run unless one of its host
-// ports is held by another pod (portAdmission). A pod held back is not
+// ports is held by another pod (admission.HostPorts). A pod held back is not
 // indexed and gets no worker; its status says why, and the local API
 // lists it. readmit admits it once its ports are free.
 //
@@ -208,7 +209,7 @@ func (l *syncLoop) admit(pod *corev1.Pod) bool {
 			return false
 		}
 	}
-	why, first := l.admission.admit(pod)
+	why, first := l.admission.Admit(pod)
 	if why == "" {
 		return true
 	}
@@ -216,20 +217,20 @@ func (l *syncLoop) admit(pod *corev1.Pod) bool {
 		l.log.Info("Holding back a pod: host port conflict", "pod", podtypes.PodFullName(pod), "podUID", pod.UID, "detail", why)
 		l.timeline.Record(pod.UID, timeline.KindError, "held back: %s", why)
 	}
-	l.statuses.Set(pod, corev1.PodStatus{Phase: corev1.PodPending, Reason: ReasonHostPortConflict, Message: why})
+	l.statuses.Set(pod, corev1.PodStatus{Phase: corev1.PodPending, Reason: admission.ReasonHostPortConflict, Message: why})
 	return false
 }
 
 // readmit frees the host ports of pods that have stopped, then admits the
 // held-back pods whose ports are free, the longest waiting first.
 func (l *syncLoop) readmit() {
-	l.admission.release(func(uid types.UID) bool {
+	l.admission.Release(func(uid types.UID) bool {
 		_, desired := l.pods.PodByUID(uid)
 		return desired || l.workers.CouldHaveRunningContainers(uid)
 	})
 	l.retryWaiting()
-	for _, pod := range l.admission.held() {
-		if why, _ := l.admission.admit(pod); why == "" {
+	for _, pod := range l.admission.Held() {
+		if why, _ := l.admission.Admit(pod); why == "" {
 			l.log.Info("Admitting a pod whose host ports are free now", "pod", podtypes.PodFullName(pod), "podUID", pod.UID)
 			l.timeline.Record(pod.UID, timeline.KindWorker, "admitted: its host ports are free now")
 			l.add(pod)

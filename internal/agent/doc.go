@@ -13,7 +13,9 @@
 //
 // # Parts
 //
-// Each part is its own type, and the Agent only wires them:
+// The agent holds the sync loop, the syncer and housekeeping, and the
+// small glue to the parts that are packages of their own; each part is its
+// own type, and the Agent only wires them:
 //
 //   - syncer (syncer*.go) implements podworkers.Syncer: volumes, then
 //     runtime.SyncPod with the status the PLEG observed after the pod's
@@ -27,21 +29,25 @@
 //     source wants once every source is ready, and removes what removed
 //     pods left behind (pod directories, log directories, statuses,
 //     timelines).
-//   - checkpointer (checkpointer.go, syncer_checkpoint.go, restore.go)
-//     keeps the checkpoint (Options.Checkpoint) in step: static pods as
-//     accepted, their terminations as they start (with a deadline) and
-//     end, the final status of a pod that completed, and forgets them once
-//     gone; Restore brings them back at start. Its callers change memory
-//     only; one writer goroutine writes every change since its last write
-//     in one transaction (one fsync for a burst), retries failed writes,
-//     and the workers wait for it only where order matters (a pod runs
-//     once recorded; a completed pod's containers go once its final status
-//     is written).
-//   - portAdmission (admission.go) holds back a pod asking for a host
-//     port that an admitted pod holds: it is not indexed and gets no
-//     worker, its status (Pending, HostPortConflict) names the port and the
-//     holder, and the housekeeping tick admits it once the holder has
-//     stopped.
+//   - the checkpoint keeper (internal/checkpoint/keeper) keeps the
+//     checkpoint (Options.Checkpoint) in step: the loop tells it of
+//     accepted and removed static pods, housekeeping of pods started afresh
+//     or gone, and it wraps the syncer to record terminations and final
+//     statuses; Restore brings the pods back at start. Its writer runs
+//     beside the other parts (Run) and outlives them by one last write.
+//   - admission (the rules in internal/admission; the calls in config.go
+//     and apiadmission.go): a pod asking for a host port that an admitted
+//     pod holds is held back (admission.HostPorts): it is not indexed and
+//     gets no worker, its status (Pending, HostPortConflict) names the port
+//     and the holder, and the housekeeping tick admits it once the holder
+//     has stopped. An API pod is admitted once (admission.AdmitAPIPod),
+//     after the Node is known; one refused ends Failed.
+//   - API sync (internal/apisync), in connected mode, keeps the mirror
+//     pods and the pod statuses in the apiserver: the loop tells it of
+//     pods changed and removed, the syncer of API pods finished, the status
+//     store of new statuses; RunConnected runs it once the Node exists.
+//     The loop syncs the API pods whose ConfigMaps or Secrets changed
+//     (objects.go).
 //   - probes (probes.go) wire internal/prober: each sync hands the pod's
 //     runtime status to the prober (workers start and end with their
 //     containers) and generates the status with its results; a probe
@@ -49,9 +55,10 @@
 //     updates the pod's readiness in the status store at once and syncs
 //     the pod; the sync first kills containers whose liveness or startup
 //     probe failed, with the probe's grace period.
-//   - hooks (hooks.go) run postStart after a sync started a container and
-//     before the status shows it (a failure kills it), and preStop before
-//     a stop, within the grace period, whose rest the stop gets.
+//   - hooks (prober.Hooks, built in New) run postStart after a sync
+//     started a container and before the status shows it (a failure kills
+//     it), and preStop before a stop, within the grace period, whose rest
+//     the stop gets; probes.go hands them to the runtime's sync.
 //   - adoptionRuntime (adoption.go) counts the pods whose running
 //     containers a first sync kept.
 //   - collector (collector.go) garbage-collects dead containers and
@@ -73,10 +80,11 @@
 // # The checkpoint: memory, not authority
 //
 // With a checkpoint, the wiring calls Restore after New and before the
-// sources run: the static pods the checkpoint holds are merged into the
-// config stream as if their sources had sent them, so they are desired (and
-// adopted, or started again if the runtime lost them) even while their
-// source is down or not yet read. The source's first full set then wins: the
+// sources run (internal/checkpoint/keeper does the work): the static pods
+// the checkpoint holds are merged into the config stream as if their
+// sources had sent them, so they are desired (and adopted, or started
+// again if the runtime lost them) even while their source is down or not
+// yet read. The source's first full set then wins: the
 // merger compares it with what it holds, so a pod the source no longer
 // lists is terminated and forgotten. A termination under way at the crash
 // resumes with the time left until its recorded deadline. A pod that

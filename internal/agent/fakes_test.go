@@ -144,8 +144,8 @@ func (f *fakeRuntime) seed(pod *corev1.Pod) []string {
 func (f *fakeRuntime) SyncPod(ctx context.Context, pod *corev1.Pod, _ runtime.ContainerMounts, status *runtime.PodStatus, hooks runtime.SyncHooks) (runtime.SyncResult, error) {
 	res, err := f.syncPod(pod, status)
 	for _, a := range res.Actions {
-		c := hookContainers(pod, postStart)[a.Container]
-		if a.Kind == runtime.ActionStartContainer && c != nil && hooks.PostStart != nil {
+		c := podContainer(pod, a.Container)
+		if a.Kind == runtime.ActionStartContainer && c != nil && c.Lifecycle != nil && c.Lifecycle.PostStart != nil && hooks.PostStart != nil {
 			_ = hooks.PostStart(ctx, c, a.ID, []string{"10.0.0.9"})
 		}
 	}
@@ -382,4 +382,17 @@ func (f *fakeRuntime) runningIDs(uid types.UID) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// podContainer is the pod's container (a sidecar or an app container) of
+// that name, or nil.
+func podContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
+		}
+	}
+	return nil
 }

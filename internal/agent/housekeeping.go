@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
@@ -47,7 +48,7 @@ type housekeeper struct {
 	log          logr.Logger
 	// ckpt is told of pods started afresh, and forgets checkpointed pods
 	// nothing wants any more.
-	ckpt *checkpointer
+	ckpt *keeper.Keeper
 	// held reports pods the admission holds back: not desired, since they
 	// must not start, but their statuses and timelines stay.
 	held func(types.UID) bool
@@ -73,7 +74,7 @@ func (h *housekeeper) run(ctx context.Context) {
 			// Its worker let it go after a kill, while the source wants it
 			// again (a manifest removed and put back): start it afresh.
 			h.timeline.Record(uid, timeline.KindWorker, "restarting: the pod is desired again")
-			h.ckpt.running(uid)
+			h.ckpt.Running(uid)
 			h.update(podworkers.UpdatePodOptions{Type: podworkers.Create, Pod: pod})
 		}
 	}
@@ -91,7 +92,7 @@ func (h *housekeeper) run(ctx context.Context) {
 		_, k := known[uid]
 		return d || k || h.held(uid)
 	}
-	h.ckpt.prune(wanted)
+	h.ckpt.Prune(wanted)
 	running := h.killOrphans(ctx, wanted)
 	h.removeLeftovers(wanted, running)
 	h.timeline.Prune(h.clock.Now().Add(-h.retention), func(uid types.UID) bool {

@@ -8,6 +8,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/admission"
+	"github.com/nodeagent/nodeagent/internal/apisync"
+	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/status"
@@ -30,15 +32,15 @@ type syncLoop struct {
 	workers      *podworkers.PodWorkers
 	deadlines    *deadlines
 	housekeeper  *housekeeper
-	ckpt         *checkpointer
-	admission    *portAdmission
+	ckpt         *keeper.Keeper
+	admission    *admission.HostPorts
 	apiAdmission *apiAdmission
 	sysctls      *admission.Sysctls
 	// objects is nil in standalone mode.
 	objects       PodObjects
 	objectChanges *objectChanges
 	statuses      *status.Store
-	api           *apiSync
+	api           *apisync.Sync
 	podEvents     *podEvents
 	timeline      *timeline.Log
 	clock         clock.WithTicker

@@ -19,15 +19,8 @@ type agentMetrics struct {
 	syncTime  *metrics.HistogramVec
 	queue     *metrics.Gauge
 	podPhases *metrics.GaugeVec
-	// restored and adopted: pods brought back from the checkpoint at start,
-	// and pods whose running containers a first sync kept.
-	restored *metrics.Gauge
-	adopted  *metrics.Gauge
-	// The checkpoint's writer: transactions written, attempts that failed,
-	// and pods changed but not written yet.
-	checkpointWrites   *metrics.Counter
-	checkpointFailures *metrics.Counter
-	checkpointPending  *metrics.Gauge
+	// adopted: pods whose running containers a first sync kept.
+	adopted *metrics.Gauge
 }
 
 var _ podworkers.Metrics = (*agentMetrics)(nil)
@@ -55,35 +48,14 @@ func newMetrics(reg metrics.KubeRegistry) (*agentMetrics, error) {
 			Help:           "Pods with a status, by phase (Pending, Running, Succeeded, Failed).",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"phase"}),
-		restored: metrics.NewGauge(&metrics.GaugeOpts{
-			Namespace: metricsNamespace, Name: "checkpoint_restored_pods",
-			Help:           "Static pods restored from the checkpoint at start, before their sources answered.",
-			StabilityLevel: metrics.ALPHA,
-		}),
 		adopted: metrics.NewGauge(&metrics.GaugeOpts{
 			Namespace: metricsNamespace, Name: "adopted_pods",
 			Help:           "Pods adopted since start: found running at their first sync, their containers kept, not restarted.",
 			StabilityLevel: metrics.ALPHA,
 		}),
-		checkpointWrites: metrics.NewCounter(&metrics.CounterOpts{
-			Namespace: metricsNamespace, Subsystem: "checkpoint", Name: "writes_total",
-			Help:           "Checkpoint transactions written; each holds every pod changed since the one before.",
-			StabilityLevel: metrics.ALPHA,
-		}),
-		checkpointFailures: metrics.NewCounter(&metrics.CounterOpts{
-			Namespace: metricsNamespace, Subsystem: "checkpoint", Name: "write_failures_total",
-			Help:           "Checkpoint writes that failed; each is retried with a back-off.",
-			StabilityLevel: metrics.ALPHA,
-		}),
-		checkpointPending: metrics.NewGauge(&metrics.GaugeOpts{
-			Namespace: metricsNamespace, Subsystem: "checkpoint", Name: "pending_changes",
-			Help:           "Pods whose newest change the checkpoint has not written yet.",
-			StabilityLevel: metrics.ALPHA,
-		}),
 	}
 	if reg != nil {
-		for _, c := range []metrics.Registerable{m.workers, m.syncTime, m.queue, m.podPhases, m.restored, m.adopted,
-			m.checkpointWrites, m.checkpointFailures, m.checkpointPending} {
+		for _, c := range []metrics.Registerable{m.workers, m.syncTime, m.queue, m.podPhases, m.adopted} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

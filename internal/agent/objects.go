@@ -28,7 +28,7 @@ func (a *Agent) podFinished(objects PodObjects) func(*corev1.Pod) {
 		if objects != nil && isAPIPod(pod) {
 			objects.UnregisterPod(pod)
 		}
-		a.api.podFinished(pod)
+		a.api.PodFinished(pod)
 	}
 }
 

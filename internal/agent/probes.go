@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,8 +21,6 @@ type probeSet interface {
 	StopPod(uid types.UID)
 	Forget(uid types.UID)
 	Unhealthy(uid types.UID) []prober.Kill
-	NoteKill(uid types.UID, container, containerID, reason string)
-	RunHook(ctx context.Context, h *corev1.LifecycleHandler, pod *corev1.Pod, c *corev1.Container, containerID, podIP string, timeout time.Duration) error
 }
 
 // killUnhealthy stops the pod's containers whose liveness or startup probe
@@ -42,23 +39,19 @@ func (s *syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, rs *runtime
 	for _, k := range kills {
 		s.log.Info("Killing a container: its probe failed", "pod", pod.Namespace+"/"+pod.Name, "podUID", pod.UID,
 			"container", k.Container, "containerID", k.ContainerID, "gracePeriod", k.Grace, "reason", k.Reason)
-		grace := k.Grace
-		if c := hookContainers(pod, preStop)[k.Container]; c != nil {
-			one := &runtime.PodStatus{ID: pod.UID, Containers: []runtime.ContainerStatus{
-				{ID: k.ContainerID, Name: k.Container, State: runtime.ContainerStateRunning}}}
-			if rs != nil {
-				one.IPs = rs.IPs
-			}
-			grace = s.runPreStop(ctx, pod, one, k.Grace)
+		var ips []string
+		if rs != nil {
+			ips = rs.IPs
 		}
+		grace := s.hooks.PreStopContainer(ctx, pod, k.Container, k.ContainerID, ips, k.Grace)
 		err := s.rt.StopContainer(ctx, k.ContainerID, grace)
 		if err != nil {
 			s.timeline.Record(pod.UID, timeline.KindError, "KillContainer %q %s: %s (grace period %ds) failed: %v",
-				k.Container, shortID(k.ContainerID), k.Reason, grace, err)
+				k.Container, timeline.ShortID(k.ContainerID), k.Reason, grace, err)
 			continue
 		}
 		s.timeline.Record(pod.UID, timeline.KindRuntime, "KillContainer %q %s: %s (grace period %ds)",
-			k.Container, shortID(k.ContainerID), k.Reason, grace)
+			k.Container, timeline.ShortID(k.ContainerID), k.Reason, grace)
 	}
 	fetched := s.clock.Now()
 	fresh, err := s.rt.GetPodStatus(ctx, pod.UID)
@@ -67,6 +60,32 @@ func (s *syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, rs *runtime
 	}
 	s.cache.Set(pod.UID, fresh, nil, fetched)
 	return fresh
+}
+
+// syncHooks is what a SyncPod of pod needs of the prober: which sidecars
+// passed their startup probe, each started container's postStart hook,
+// run right after its start and before the next container starts, and
+// the preStop hook of a container replaced because its spec changed.
+// rs is the pod's runtime status before the sync, whose IPs a hook gets
+// when the runtime has none at hand.
+func (s *syncer) syncHooks(pod *corev1.Pod, rs *runtime.PodStatus) runtime.SyncHooks {
+	pulling := func(_, image string) { s.events.pulling(pod, image) }
+	if s.probes == nil {
+		return runtime.SyncHooks{PullingImage: pulling}
+	}
+	return runtime.SyncHooks{
+		PullingImage: pulling,
+		Started:      s.probes.Started,
+		PostStart: func(ctx context.Context, c *corev1.Container, id string, ips []string) error {
+			return s.hooks.PostStart(ctx, pod, c, id, ips)
+		},
+		PreStop: func(ctx context.Context, c *corev1.Container, id string, ips []string, grace int64) int64 {
+			if len(ips) == 0 && rs != nil {
+				ips = rs.IPs
+			}
+			return s.hooks.PreStopContainer(ctx, pod, c.Name, id, ips, grace)
+		},
+	}
 }
 
 // probeStatus hands the pod's newest runtime status to the prober, which

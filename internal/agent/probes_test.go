@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -113,8 +114,8 @@ func TestFailedPostStartHookKillsTheContainer(t *testing.T) {
 	})
 	e.rt.setExecFails("main", false)
 	info, _ := e.agent.Pod(pod.UID)
-	if msg := info.Status.ContainerStatuses[0].LastTerminationState.Terminated.Message; !strings.Contains(msg, ReasonFailedPostStartHook) {
-		t.Fatalf("last termination message = %q, want %s", msg, ReasonFailedPostStartHook)
+	if msg := info.Status.ContainerStatuses[0].LastTerminationState.Terminated.Message; !strings.Contains(msg, prober.ReasonFailedPostStartHook) {
+		t.Fatalf("last termination message = %q, want %s", msg, prober.ReasonFailedPostStartHook)
 	}
 	if s := e.rt.containerStops(); len(s) == 0 || s[0].Grace != 7 {
 		t.Fatalf("stops = %+v, want the container stopped with the pod's grace 7", s)

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/apisync"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
@@ -42,19 +43,7 @@ type PodInfo struct {
 }
 
 // MirrorInfo is the state of a static pod's mirror pod.
-type MirrorInfo struct {
-	// UID is the mirror pod's, or "" while there is none.
-	UID types.UID
-	// Synced: the mirror exists and mirrors this version of the pod.
-	// StatusSynced: it holds the pod's newest status.
-	Synced       bool
-	StatusSynced bool
-	// Problem says what keeps the mirror from being current: the pod
-	// cannot be mirrored (NotMirrorable, and why), or the last attempt
-	// failed.
-	Problem       string
-	NotMirrorable bool
-}
+type MirrorInfo = apisync.Mirror
 
 // Pods returns every pod a source wants, and those still being terminated
 // or whose final status is kept, sorted by namespace and name (then UID).
@@ -103,7 +92,7 @@ func (a *Agent) Pod(uid types.UID) (PodInfo, bool) {
 func (a *Agent) complete(info PodInfo) PodInfo {
 	uid := info.Pod.UID
 	switch {
-	case a.admission.isRefused(uid):
+	case a.admission.IsRefused(uid):
 		info.WorkerPhase = phaseRefused
 	case a.workers.IsPodKnownTerminated(uid):
 		info.WorkerPhase = phaseTerminated
@@ -115,15 +104,21 @@ func (a *Agent) complete(info PodInfo) PodInfo {
 	info.Source, _ = podtypes.PodSource(info.Pod)
 	info.ConfigHash = podtypes.ConfigHash(info.Pod)
 	info.Origin = podtypes.ConfigOrigin(info.Pod)
-	info.Restored = a.ckpt.wasRestored(uid)
+	info.Restored = a.ckpt.WasRestored(uid)
 	info.Adopted = a.adoption.wasAdopted(uid)
 	info.Processes = a.processes(info.Status)
-	if a.api != nil && podtypes.IsStaticPod(info.Pod) {
-		m := a.api.mirrors.Mirror(info.Pod)
-		_, statusSynced := a.api.statuses.Synced(uid)
-		info.Mirror = &MirrorInfo{UID: m.UID, Synced: m.Synced, StatusSynced: m.Synced && statusSynced, Problem: m.Problem, NotMirrorable: m.NotMirrorable}
-	}
+	info.Mirror = a.api.Mirror(info.Pod)
 	return info
+}
+
+// listed are the pods Pods lists.
+func (a *Agent) listed() []*corev1.Pod {
+	pods := a.Pods()
+	out := make([]*corev1.Pod, len(pods))
+	for i, p := range pods {
+		out[i] = p.Pod
+	}
+	return out
 }
 
 // processes asks the exit watch about the containers st shows running.

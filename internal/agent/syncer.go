@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
@@ -57,6 +58,8 @@ type syncer struct {
 	clock    clock.PassiveClock
 	log      logr.Logger
 	probes   probeSet
+	// hooks run the containers' lifecycle hooks; nil runs none.
+	hooks *prober.Hooks
 	// deadlines learns when each pod's active deadline passes.
 	deadlines *deadlines
 	// evictions are the pods the node evicts.
@@ -200,7 +203,7 @@ func (s *syncer) recordActions(uid types.UID, actions []runtime.Action) {
 			fmt.Fprintf(&b, " %q", a.Container)
 		}
 		if a.ID != "" {
-			fmt.Fprintf(&b, " %s", shortID(a.ID))
+			fmt.Fprintf(&b, " %s", timeline.ShortID(a.ID))
 		}
 		if a.Reason != "" {
 			fmt.Fprintf(&b, ": %s", a.Reason)
@@ -241,11 +244,4 @@ func classify(pod *corev1.Pod, err error) error {
 		}
 	}
 	return err
-}
-
-func shortID(id string) string {
-	if len(id) > 13 {
-		return id[:13]
-	}
-	return id
 }

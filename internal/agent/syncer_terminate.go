@@ -41,15 +41,13 @@ func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, graceP
 	s.events.stopping(pod, gracePeriod)
 	// The sidecars' hooks run later, each right before its sidecar stops,
 	// once the app containers it served have stopped.
-	grace := s.runPreStop(ctx, pod, withoutSidecars(pod, before), gracePeriod)
+	grace := s.hooks.PreStop(ctx, pod, withoutSidecars(pod, before), gracePeriod)
 	var ips []string
 	if before != nil {
 		ips = before.IPs
 	}
 	sidecarPreStop := func(ctx context.Context, c *corev1.Container, id string, _ []string, left int64) int64 {
-		one := &runtime.PodStatus{ID: uid, IPs: ips, Containers: []runtime.ContainerStatus{
-			{ID: id, Name: c.Name, State: runtime.ContainerStateRunning}}}
-		return s.runPreStop(ctx, pod, one, left)
+		return s.hooks.PreStopContainer(ctx, pod, c.Name, id, ips, left)
 	}
 	if err := s.rt.StopPod(ctx, pod, runtime.Pod{ID: uid, Name: pod.Name, Namespace: pod.Namespace}, &grace, sidecarPreStop); err != nil {
 		return s.failed(uid, err)

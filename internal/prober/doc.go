@@ -18,7 +18,12 @@
 // it, with the probe's grace period, and its restart policy and back-off
 // decide what follows.
 //
-// RunHook runs a lifecycle hook's action (exec, httpGet, sleep) with the
-// same handlers, bounded by a timeout: the agent runs postStart after a
-// start and preStop within the grace period of a stop.
+// Lifecycle hooks live here too, policy and execution together. RunHook
+// runs a hook's action (exec, httpGet, sleep) with the same handlers,
+// bounded by a timeout; Hooks says when and with what time: postStart
+// right after a container's start and before its status shows it running
+// (a failure kills the container), preStop before every stop of a running
+// container (a pod's, a sidecar's, a replaced or unhealthy container's),
+// within the grace period, whose rest the stop gets (PreStopContainer is
+// the one place a single container's preStop is built).
 package prober

@@ -142,3 +142,12 @@ func (l *Log) Len() int {
 	defer l.mu.Unlock()
 	return len(l.pods)
 }
+
+// ShortID is a container or sandbox ID as entries show it: its first 13
+// characters.
+func ShortID(id string) string {
+	if len(id) > 13 {
+		return id[:13]
+	}
+	return id
+}

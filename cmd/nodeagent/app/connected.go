@@ -18,6 +18,7 @@ import (
 	"k8s.io/component-base/version"
 
 	"github.com/nodeagent/nodeagent/internal/agent"
+	"github.com/nodeagent/nodeagent/internal/apisync"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/nodeidentity"
 	"github.com/nodeagent/nodeagent/internal/podobjects"
@@ -202,7 +203,7 @@ func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logg
 	g.Go(func() error { return p.classes.Run(gctx, client) })
 	g.Go(func() error { return source.Run(gctx) })
 	g.Go(func() error {
-		return p.agent.RunConnected(gctx, agent.Connection{Client: client, Node: mirror.NodeGetterFunc(nd.Current)})
+		return p.agent.RunConnected(gctx, apisync.Connection{Client: client, Node: mirror.NodeGetterFunc(nd.Current)})
 	})
 	return g.Wait()
 }

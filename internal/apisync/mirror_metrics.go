@@ -1,6 +1,7 @@
-package agent
+package apisync
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/component-base/metrics"
 )
 
@@ -9,29 +10,36 @@ const mirrorHelp = "One series per static pod, in connected mode: its mirror pod
 	"missing (no current mirror yet), not_mirrorable (NodeRestriction would refuse it; the pod runs without one)."
 
 // mirrorDesc is one series per static pod: its mirror pod's UID and state.
-var mirrorDesc = metrics.NewDesc(metricsNamespace+"_static_pod_mirror", mirrorHelp,
+var mirrorDesc = metrics.NewDesc("nodeagent_static_pod_mirror", mirrorHelp,
 	[]string{"namespace", "pod", "mirror_uid", "state"}, nil, metrics.ALPHA, "")
 
-// mirrorCollector reports the mirror state of every static pod when
-// scraped, from what the local API shows: one rule for both.
+// RegisterMirrorMetrics registers a collector that reports the mirror
+// state of every static pod among pods() when scraped, as Mirror tells the
+// local API: one rule for both.
+func (s *Sync) RegisterMirrorMetrics(reg metrics.KubeRegistry, pods func() []*corev1.Pod) error {
+	return reg.CustomRegister(&mirrorCollector{pods: pods, mirror: s.Mirror})
+}
+
 type mirrorCollector struct {
 	metrics.BaseStableCollector
-	pods func() []PodInfo
+	pods   func() []*corev1.Pod
+	mirror func(*corev1.Pod) *Mirror
 }
 
 func (c *mirrorCollector) DescribeWithStability(ch chan<- *metrics.Desc) { ch <- mirrorDesc }
 
 func (c *mirrorCollector) CollectWithStability(ch chan<- metrics.Metric) {
-	for _, p := range c.pods() {
-		if p.Mirror == nil {
+	for _, pod := range c.pods() {
+		m := c.mirror(pod)
+		if m == nil {
 			continue
 		}
 		ch <- metrics.NewLazyConstMetric(mirrorDesc, metrics.GaugeValue, 1,
-			p.Pod.Namespace, p.Pod.Name, string(p.Mirror.UID), mirrorState(p.Mirror))
+			pod.Namespace, pod.Name, string(m.UID), mirrorState(m))
 	}
 }
 
-func mirrorState(m *MirrorInfo) string {
+func mirrorState(m *Mirror) string {
 	switch {
 	case m.Synced && m.StatusSynced:
 		return "synced"

@@ -1,4 +1,4 @@
-package agent
+package apisync
 
 import (
 	"strings"
@@ -11,18 +11,21 @@ import (
 )
 
 func TestMirrorCollectorReportsEachStaticPodsMirror(t *testing.T) {
-	pod := func(name string, m *MirrorInfo) PodInfo {
-		return PodInfo{Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}, Mirror: m}
+	mirrors := map[*corev1.Pod]*Mirror{}
+	pod := func(name string, m *Mirror) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+		mirrors[p] = m
+		return p
 	}
-	pods := []PodInfo{
-		pod("synced", &MirrorInfo{UID: "m1", Synced: true, StatusSynced: true}),
-		pod("writing", &MirrorInfo{UID: "m2", Synced: true}),
-		pod("missing", &MirrorInfo{Problem: "last attempt failed: connection refused"}),
-		pod("refused", &MirrorInfo{Problem: "spec.serviceAccountName: ...", NotMirrorable: true}),
+	pods := []*corev1.Pod{
+		pod("synced", &Mirror{UID: "m1", Synced: true, StatusSynced: true}),
+		pod("writing", &Mirror{UID: "m2", Synced: true}),
+		pod("missing", &Mirror{Problem: "last attempt failed: connection refused"}),
+		pod("refused", &Mirror{Problem: "spec.serviceAccountName: ...", NotMirrorable: true}),
 		pod("api-pod", nil),
 	}
 	reg := metrics.NewKubeRegistry()
-	reg.CustomMustRegister(&mirrorCollector{pods: func() []PodInfo { return pods }})
+	reg.CustomMustRegister(&mirrorCollector{pods: func() []*corev1.Pod { return pods }, mirror: func(p *corev1.Pod) *Mirror { return mirrors[p] }})
 	want := `
 # HELP nodeagent_static_pod_mirror [ALPHA] ` + mirrorHelp + `
 # TYPE nodeagent_static_pod_mirror gauge

@@ -1,4 +1,4 @@
-package agent
+package keeper
 
 import (
 	"cmp"
@@ -40,9 +40,24 @@ type RestoreResult struct {
 	Holders map[string]string
 }
 
-// Restore brings back the static pods of the checkpoint. Call it after New
-// and before the sources start: each checkpointed pod of a configured
-// source is merged into sink as an ADD from that source, so that it is
+// Targets are what Restore gives the restored pods to.
+type Targets struct {
+	// Sink takes the restored pods as their sources' ADDs.
+	Sink Sink
+	// Statuses takes the final status of each pod that completed.
+	Statuses interface {
+		Set(pod *corev1.Pod, st corev1.PodStatus)
+	}
+	// Workers kill the pods whose termination was under way.
+	Workers interface {
+		UpdatePod(podworkers.UpdatePodOptions) error
+	}
+	Timeline *timeline.Log
+}
+
+// Restore brings back the static pods of the checkpoint. Call it before
+// the sources start: each checkpointed pod of a configured
+// source is merged into to.Sink as an ADD from that source, so that it is
 // desired until the source answers. The source's first full set then wins,
 // as the merger compares it with what it holds: pods it no longer lists are
 // removed (terminated, then forgotten), changed ones replaced. Pods still
@@ -56,16 +71,15 @@ type RestoreResult struct {
 //
 // Without a checkpoint, Restore does nothing. Records that cannot be read
 // are logged and skipped.
-func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Source) (RestoreResult, error) {
+func (c *Keeper) Restore(ctx context.Context, sources []podtypes.Source, to Targets) (RestoreResult, error) {
 	var res RestoreResult
-	c := a.ckpt
 	if c.off() {
 		return res, nil
 	}
 	recs, err := c.load()
 	if err != nil {
 		// List returns the records it could read alongside the others' errors.
-		a.log.Error(err, "Checkpoint: some records could not be read; they are skipped")
+		c.log.Error(err, "Checkpoint: some records could not be read; they are skipped")
 	}
 	configured := map[podtypes.Source]bool{}
 	for _, s := range sources {
@@ -76,14 +90,14 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 	for _, rec := range recs {
 		switch {
 		case !configured[rec.Source] || rec.Source == podtypes.APIServerSource:
-			a.log.Info("Checkpoint: forgetting a pod whose source is not configured", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID, "source", rec.Source)
+			c.log.Info("Checkpoint: forgetting a pod whose source is not configured", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID, "source", rec.Source)
 			c.forget(rec.UID)
 			res.Forgotten++
 		case rec.Phase == checkpoint.Terminated && rec.Final == nil:
 			c.forget(rec.UID)
 			res.Forgotten++
 		case rec.Phase == checkpoint.Terminating:
-			a.resume(rec, rec.Deadline)
+			c.resume(to, rec, rec.Deadline)
 			res.Resumed++
 		default:
 			keep = append(keep, rec)
@@ -99,7 +113,7 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 	for _, rec := range keep {
 		name := podtypes.PodFullName(rec.Pod)
 		if names[name] {
-			a.resume(rec, now.Add(time.Duration(podtypes.GracePeriod(rec.Pod))*time.Second))
+			c.resume(to, rec, now.Add(time.Duration(podtypes.GracePeriod(rec.Pod))*time.Second))
 			res.Resumed++
 			continue
 		}
@@ -114,11 +128,11 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 		if rec.Final != nil {
 			// It completed: its final status is reported, and the workers
 			// are given it with that status, so it never runs again.
-			a.statuses.Set(rec.Pod, *rec.Final)
-			a.timeline.Record(rec.UID, timeline.KindSeen, "restored from the checkpoint: completed (%s); it will not run again", rec.Final.Phase)
+			to.Statuses.Set(rec.Pod, *rec.Final)
+			to.Timeline.Record(rec.UID, timeline.KindSeen, "restored from the checkpoint: completed (%s); it will not run again", rec.Final.Phase)
 			res.Completed++
 		} else {
-			a.timeline.Record(rec.UID, timeline.KindSeen, "restored from the checkpoint (source %s, accepted %s)", rec.Source, rec.Updated.Format(time.RFC3339))
+			to.Timeline.Record(rec.UID, timeline.KindSeen, "restored from the checkpoint (source %s, accepted %s)", rec.Source, rec.Updated.Format(time.RFC3339))
 		}
 		bySource[rec.Source] = append(bySource[rec.Source], rec.Pod)
 		res.Restored++
@@ -129,12 +143,12 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 			continue
 		}
 		slices.SortFunc(pods, func(x, y *corev1.Pod) int { return cmp.Compare(podtypes.PodFullName(x), podtypes.PodFullName(y)) })
-		if err := sink.Merge(ctx, podtypes.PodUpdate{Op: podtypes.ADD, Source: src, Pods: pods}); err != nil {
+		if err := to.Sink.Merge(ctx, podtypes.PodUpdate{Op: podtypes.ADD, Source: src, Pods: pods}); err != nil {
 			return res, fmt.Errorf("restoring the checkpointed pods of source %s: %w", src, err)
 		}
 	}
-	a.metrics.restored.Set(float64(res.Restored))
-	a.log.Info("Checkpoint restored", "restored", res.Restored, "completed", res.Completed, "resumedTerminations", res.Resumed, "forgotten", res.Forgotten)
+	c.metrics.restored.Set(float64(res.Restored))
+	c.log.Info("Checkpoint restored", "restored", res.Restored, "completed", res.Completed, "resumedTerminations", res.Resumed, "forgotten", res.Forgotten)
 	return res, nil
 }
 
@@ -144,17 +158,17 @@ func (a *Agent) Restore(ctx context.Context, sink Sink, sources []podtypes.Sourc
 // the workers terminate it in full even though it never synced in this
 // process, and a static pod holds its full name until then: a newer pod
 // of the same name, restored or read from the source, waits for it.
-func (a *Agent) resume(rec checkpoint.PodRecord, deadline time.Time) {
-	a.timeline.Record(rec.UID, timeline.KindWorker, "resuming a termination from before the restart (deadline %s)", deadline.Format(time.RFC3339))
-	left := max(0, int64(math.Ceil(deadline.Sub(a.ckpt.clock.Now()).Seconds())))
-	a.log.Info("Checkpoint: resuming a termination", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID,
+func (c *Keeper) resume(to Targets, rec checkpoint.PodRecord, deadline time.Time) {
+	to.Timeline.Record(rec.UID, timeline.KindWorker, "resuming a termination from before the restart (deadline %s)", deadline.Format(time.RFC3339))
+	left := max(0, int64(math.Ceil(deadline.Sub(c.clock.Now()).Seconds())))
+	c.log.Info("Checkpoint: resuming a termination", "pod", podtypes.PodFullName(rec.Pod), "podUID", rec.UID,
 		"deadline", deadline, "gracePeriodLeft", left)
-	err := a.workers.UpdatePod(podworkers.UpdatePodOptions{
+	err := to.Workers.UpdatePod(podworkers.UpdatePodOptions{
 		Type: podworkers.Kill,
 		Pod:  rec.Pod,
 		Kill: &podworkers.KillPodOptions{GracePeriodOverride: &left, MayBeRunning: true},
 	})
 	if err != nil {
-		a.log.Error(err, "Checkpoint: resuming a termination", "podUID", rec.UID)
+		c.log.Error(err, "Checkpoint: resuming a termination", "podUID", rec.UID)
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package keeper
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
@@ -23,28 +24,28 @@ const (
 	checkpointRetryMax = 5 * time.Second
 )
 
-// checkpointer keeps the checkpoint in step with the agent: a static pod
-// is recorded when a source's pod is accepted, its phase when its
+// Keeper keeps the checkpoint in step with the agent: a static pod is
+// recorded when a source's pod is accepted, its phase when its
 // termination starts and ends (with the final status of a pod that
 // completed), and it is forgotten once terminated and no longer desired.
 //
 // Its callers change only its memory (recs), which says what the store
-// must hold, and never wait for the disk: one writer goroutine (run) writes
+// must hold, and never wait for the disk: one writer goroutine (Run) writes
 // every pod changed since its last write in one transaction, so a burst of
 // changes costs one fsync and whatever the order of the changes, the
 // newest state of each pod is what lands. A failed write is retried with
-// a back-off, counted, and reported by problem(). Callers about to do
+// a back-off, counted, and reported by Problem. Callers about to do
 // something that the checkpoint must know of first (run a pod, remove the
 // containers of a completed one) wait with durable for the pod's own
 // changes to have been tried.
 //
-// A nil checkpointer or store makes every method a no-op. Write errors
-// never stop a pod: the checkpoint is memory for the next start.
-type checkpointer struct {
+// A nil Keeper or store makes every method a no-op. Write errors never
+// stop a pod: the checkpoint is memory for the next start.
+type Keeper struct {
 	store   checkpoint.Store
 	clock   clock.WithTicker
 	log     logr.Logger
-	metrics *agentMetrics
+	metrics *keeperMetrics
 
 	// kick wakes the writer (capacity 1: one pending wake-up is enough).
 	kick chan struct{}
@@ -67,21 +68,42 @@ type checkpointer struct {
 	restored map[types.UID]bool
 }
 
-func newCheckpointer(store checkpoint.Store, c clock.WithTicker, m *agentMetrics, log logr.Logger) *checkpointer {
-	return &checkpointer{
-		store: store, clock: c, log: log, metrics: m,
+// Options configure a Keeper.
+type Options struct {
+	// Store is the checkpoint; nil keeps nothing.
+	Store checkpoint.Store
+	// Registry receives the keeper's metrics; nil registers none.
+	Registry metrics.KubeRegistry
+	Logger   logr.Logger
+	Clock    clock.WithTicker
+}
+
+// New returns a Keeper of opts.Store; its writer runs once Run is called.
+func New(opts Options) (*Keeper, error) {
+	m, err := newMetrics(opts.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint keeper metrics: %w", err)
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = logr.Discard()
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &Keeper{
+		store: opts.Store, clock: opts.Clock, log: opts.Logger, metrics: m,
 		kick:     make(chan struct{}, 1),
 		recs:     map[types.UID]*checkpoint.PodRecord{},
 		dirty:    map[types.UID]uint64{},
 		triedCh:  make(chan struct{}),
 		restored: map[types.UID]bool{},
-	}
+	}, nil
 }
 
-func (c *checkpointer) off() bool { return c == nil || c.store == nil }
+func (c *Keeper) off() bool { return c == nil || c.store == nil }
 
 // load reads the store into memory at start and returns its records.
-func (c *checkpointer) load() ([]checkpoint.PodRecord, error) {
+func (c *Keeper) load() ([]checkpoint.PodRecord, error) {
 	if c.off() {
 		return nil, nil
 	}
@@ -95,12 +117,12 @@ func (c *checkpointer) load() ([]checkpoint.PodRecord, error) {
 	return recs, err
 }
 
-// accepted records a static pod as its source gave it; other pods (from
+// Accepted records a static pod as its source gave it; other pods (from
 // the apiserver, mirror pods) are not checkpointed. A pod already recorded
 // with the same hash keeps its record, and a changed one its phase: being
 // sent again by its source does not revive a pod that is terminating or
 // that completed.
-func (c *checkpointer) accepted(pod *corev1.Pod) {
+func (c *Keeper) Accepted(pod *corev1.Pod) {
 	if c.off() || podtypes.IsMirrorPod(pod) || !podtypes.IsStaticPod(pod) {
 		return
 	}
@@ -120,35 +142,35 @@ func (c *checkpointer) accepted(pod *corev1.Pod) {
 	c.setLocked(rec)
 }
 
-// running records that a checkpointed pod runs again (a pod removed and
+// Running records that a checkpointed pod runs again (a pod removed and
 // put back, started afresh).
-func (c *checkpointer) running(uid types.UID) {
+func (c *Keeper) Running(uid types.UID) {
 	c.change(uid, func(r *checkpoint.PodRecord) { r.Phase, r.Deadline, r.Final = checkpoint.Running, time.Time{}, nil })
 }
 
 // terminating records that the pod's termination starts now with the
 // given grace period.
-func (c *checkpointer) terminating(uid types.UID, grace int64) {
+func (c *Keeper) terminating(uid types.UID, grace int64) {
 	deadline := c.clock.Now().Add(time.Duration(grace) * time.Second)
 	c.change(uid, func(r *checkpoint.PodRecord) { r.Phase, r.Deadline, r.Final = checkpoint.Terminating, deadline, nil })
 }
 
 // terminated records that none of the pod's containers runs any more.
-func (c *checkpointer) terminated(uid types.UID) {
+func (c *Keeper) terminated(uid types.UID) {
 	c.change(uid, func(r *checkpoint.PodRecord) { r.Phase, r.Deadline, r.Final = checkpoint.Terminated, time.Time{}, nil })
 }
 
 // completed records that the pod ran to its end while its source still
 // lists it, and the status it ended with: it must never run again.
-func (c *checkpointer) completed(uid types.UID, final corev1.PodStatus) {
+func (c *Keeper) completed(uid types.UID, final corev1.PodStatus) {
 	c.change(uid, func(r *checkpoint.PodRecord) {
 		r.Phase, r.Deadline, r.Final = checkpoint.Terminated, time.Time{}, final.DeepCopy()
 	})
 }
 
-// finalStatus returns the status a checkpointed pod completed with, or nil
+// FinalStatus returns the status a checkpointed pod completed with, or nil
 // if it has not completed.
-func (c *checkpointer) finalStatus(uid types.UID) *corev1.PodStatus {
+func (c *Keeper) FinalStatus(uid types.UID) *corev1.PodStatus {
 	if c.off() {
 		return nil
 	}
@@ -160,7 +182,7 @@ func (c *checkpointer) finalStatus(uid types.UID) *corev1.PodStatus {
 	return nil
 }
 
-func (c *checkpointer) change(uid types.UID, f func(*checkpoint.PodRecord)) {
+func (c *Keeper) change(uid types.UID, f func(*checkpoint.PodRecord)) {
 	if c.off() {
 		return
 	}
@@ -176,14 +198,14 @@ func (c *checkpointer) change(uid types.UID, f func(*checkpoint.PodRecord)) {
 }
 
 // forget removes a pod that is gone for good.
-func (c *checkpointer) forget(uid types.UID) {
+func (c *Keeper) forget(uid types.UID) {
 	c.forgetIf(uid, func(types.UID) bool { return true })
 }
 
 // forgetIf removes the pod if gone(uid) holds, deciding under the lock that
 // accepted takes: a pod put back by its source at the same moment is
 // either seen as wanted here, or recorded again after.
-func (c *checkpointer) forgetIf(uid types.UID, gone func(types.UID) bool) {
+func (c *Keeper) forgetIf(uid types.UID, gone func(types.UID) bool) {
 	if c.off() {
 		return
 	}
@@ -196,9 +218,9 @@ func (c *checkpointer) forgetIf(uid types.UID, gone func(types.UID) bool) {
 	c.log.V(2).Info("Checkpoint: pod forgotten", "podUID", uid)
 }
 
-// forgetCompleted forgets the pod if it completed: nothing of it is left
+// ForgetCompleted forgets the pod if it completed: nothing of it is left
 // to terminate.
-func (c *checkpointer) forgetCompleted(uid types.UID) {
+func (c *Keeper) ForgetCompleted(uid types.UID) {
 	if c.off() {
 		return
 	}
@@ -209,9 +231,9 @@ func (c *checkpointer) forgetCompleted(uid types.UID) {
 	}
 }
 
-// prune forgets every checkpointed pod nothing wants any more: a pod
+// Prune forgets every checkpointed pod nothing wants any more: a pod
 // killed before its worker ever ran leaves no other trace to forget it by.
-func (c *checkpointer) prune(wanted func(types.UID) bool) {
+func (c *Keeper) Prune(wanted func(types.UID) bool) {
 	if c.off() {
 		return
 	}
@@ -230,7 +252,7 @@ func (c *checkpointer) prune(wanted func(types.UID) bool) {
 
 // setLocked makes rec what the store must hold for its UID; a record with
 // no pod means none. It wakes the writer.
-func (c *checkpointer) setLocked(rec *checkpoint.PodRecord) {
+func (c *Keeper) setLocked(rec *checkpoint.PodRecord) {
 	if rec.Pod == nil {
 		delete(c.recs, rec.UID)
 	} else {
@@ -238,16 +260,16 @@ func (c *checkpointer) setLocked(rec *checkpoint.PodRecord) {
 	}
 	c.gen++
 	c.dirty[rec.UID] = c.gen
-	c.metrics.checkpointPending.Set(float64(len(c.dirty)))
+	c.metrics.pending.Set(float64(len(c.dirty)))
 	select {
 	case c.kick <- struct{}{}:
 	default:
 	}
 }
 
-// run is the writer: it writes what changed whenever woken, retries a
+// Run is the writer: it writes what changed whenever woken, retries a
 // failed write after a back-off, and makes a last write when ctx ends.
-func (c *checkpointer) run(ctx context.Context) error {
+func (c *Keeper) Run(ctx context.Context) error {
 	if c.off() {
 		return nil
 	}
@@ -283,7 +305,7 @@ func (c *checkpointer) run(ctx context.Context) error {
 }
 
 // write writes every pod changed since the last write in one transaction.
-func (c *checkpointer) write() error {
+func (c *Keeper) write() error {
 	c.mu.Lock()
 	upTo := c.gen
 	changes := make([]checkpoint.Change, 0, len(c.dirty))
@@ -314,13 +336,13 @@ func (c *checkpointer) write() error {
 				c.dirty[ch.UID] = upTo
 			}
 		}
-		c.metrics.checkpointFailures.Inc()
+		c.metrics.failures.Inc()
 	} else if len(changes) > 0 {
-		c.metrics.checkpointWrites.Inc()
+		c.metrics.writes.Inc()
 	}
 	c.lastErr = err
 	c.tried = upTo
-	c.metrics.checkpointPending.Set(float64(len(c.dirty)))
+	c.metrics.pending.Set(float64(len(c.dirty)))
 	close(c.triedCh)
 	c.triedCh = make(chan struct{})
 	return err
@@ -329,7 +351,7 @@ func (c *checkpointer) write() error {
 // durable waits until the pod's newest change has been tried by the
 // writer, and returns the write's error. While writes are failing it does
 // not wait: a pod must not stop for want of a disk.
-func (c *checkpointer) durable(ctx context.Context, uid types.UID) error {
+func (c *Keeper) durable(ctx context.Context, uid types.UID) error {
 	if c.off() {
 		return nil
 	}
@@ -358,8 +380,8 @@ func (c *checkpointer) durable(ctx context.Context, uid types.UID) error {
 	}
 }
 
-// problem describes a failing checkpoint, or returns nil.
-func (c *checkpointer) problem() error {
+// Problem describes a failing checkpoint, or returns nil.
+func (c *Keeper) Problem() error {
 	if c.off() {
 		return nil
 	}
@@ -372,15 +394,15 @@ func (c *checkpointer) problem() error {
 }
 
 // markRestored notes that a pod was brought back from the checkpoint.
-func (c *checkpointer) markRestored(uid types.UID) {
+func (c *Keeper) markRestored(uid types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.restored[uid] = true
 }
 
-// wasRestored reports whether the pod was brought back from the
+// WasRestored reports whether the pod was brought back from the
 // checkpoint at start.
-func (c *checkpointer) wasRestored(uid types.UID) bool {
+func (c *Keeper) WasRestored(uid types.UID) bool {
 	if c == nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package agent
+package admission
 
 import (
 	"cmp"
@@ -16,11 +16,15 @@ import (
 // another pod holds one of its host ports.
 const ReasonHostPortConflict = "HostPortConflict"
 
-// portAdmission admits a pod only when none of its host ports collides
+// ReasonNodePorts is the status reason of an API pod refused because
+// another pod holds one of its host ports, as the kubelet names it.
+const ReasonNodePorts = "NodePorts"
+
+// HostPorts admits a pod only when none of its host ports collides
 // with one an admitted pod holds (podtypes.HostPort.Conflicts). The first
 // pod keeps its ports; a later one is held back, its status saying which
 // pod and port stand in its way, and is admitted once that pod has
-// stopped (see readmit). Collisions inside one pod are staging/config's to
+// stopped (Release, then Admit again). Collisions inside one pod are staging/config's to
 // refuse.
 //
 // An admitted pod holds its ports until it is no longer desired and no
@@ -28,9 +32,9 @@ const ReasonHostPortConflict = "HostPortConflict"
 // it is the next version of a static pod, which the workers start only
 // once the previous one has stopped.
 //
-// The sync loop's goroutine owns it; mu guards refused for the readers of
-// the local API.
-type portAdmission struct {
+// The agent's sync loop owns it; mu guards refused for the readers of
+// the local API (IsRefused).
+type HostPorts struct {
 	holders map[types.UID]*corev1.Pod
 
 	mu      sync.Mutex
@@ -46,22 +50,23 @@ type heldPod struct {
 	seq int
 }
 
-func newPortAdmission() *portAdmission {
-	return &portAdmission{holders: map[types.UID]*corev1.Pod{}, refused: map[types.UID]*heldPod{}}
+// NewHostPorts returns a HostPorts that no pod holds.
+func NewHostPorts() *HostPorts {
+	return &HostPorts{holders: map[types.UID]*corev1.Pod{}, refused: map[types.UID]*heldPod{}}
 }
 
-// admit decides whether pod may run now. It returns "" and records the pod
+// Admit decides whether pod may run now. It returns "" and records the pod
 // as a holder of its ports, or why not; a pod held back is remembered
 // until it is admitted or dropped. first is true when the pod was not
 // held back before, or for another reason.
-func (a *portAdmission) admit(pod *corev1.Pod) (why string, first bool) {
+func (a *HostPorts) Admit(pod *corev1.Pod) (why string, first bool) {
 	if _, ok := a.holders[pod.UID]; ok {
 		a.holders[pod.UID] = pod
 		return "", false
 	}
 	want := podtypes.HostPorts(pod)
 	if len(want) == 0 {
-		a.drop(pod.UID)
+		a.Drop(pod.UID)
 		return "", false
 	}
 	why = a.conflict(pod, want)
@@ -85,7 +90,7 @@ func (a *portAdmission) admit(pod *corev1.Pod) (why string, first bool) {
 
 // conflict names the first holder, by namespace and name, that stands in
 // the way of one of want, or returns "".
-func (a *portAdmission) conflict(pod *corev1.Pod, want []podtypes.HostPort) string {
+func (a *HostPorts) conflict(pod *corev1.Pod, want []podtypes.HostPort) string {
 	holders := make([]*corev1.Pod, 0, len(a.holders))
 	for _, h := range a.holders {
 		holders = append(holders, h)
@@ -110,10 +115,10 @@ func (a *portAdmission) conflict(pod *corev1.Pod, want []podtypes.HostPort) stri
 	return ""
 }
 
-// drop forgets a held-back pod no source wants any more; it reports
+// Drop forgets a held-back pod no source wants any more; it reports
 // whether the pod was held back. An admitted pod keeps its ports until
-// release finds it stopped.
-func (a *portAdmission) drop(uid types.UID) bool {
+// Release finds it stopped.
+func (a *HostPorts) Drop(uid types.UID) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	_, ok := a.refused[uid]
@@ -121,9 +126,9 @@ func (a *portAdmission) drop(uid types.UID) bool {
 	return ok
 }
 
-// release frees the ports of holders that no longer run: mayRun says
+// Release frees the ports of holders that no longer run: mayRun says
 // whether a pod is desired or may still have running containers.
-func (a *portAdmission) release(mayRun func(types.UID) bool) {
+func (a *HostPorts) Release(mayRun func(types.UID) bool) {
 	for uid := range a.holders {
 		if !mayRun(uid) {
 			delete(a.holders, uid)
@@ -131,8 +136,8 @@ func (a *portAdmission) release(mayRun func(types.UID) bool) {
 	}
 }
 
-// held returns the pods held back, the longest waiting first.
-func (a *portAdmission) held() []*corev1.Pod {
+// Held returns the pods held back, the longest waiting first.
+func (a *HostPorts) Held() []*corev1.Pod {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	hs := make([]*heldPod, 0, len(a.refused))
@@ -147,8 +152,8 @@ func (a *portAdmission) held() []*corev1.Pod {
 	return out
 }
 
-// isRefused reports whether the pod is held back. Safe from any goroutine.
-func (a *portAdmission) isRefused(uid types.UID) bool {
+// IsRefused reports whether the pod is held back. Safe from any goroutine.
+func (a *HostPorts) IsRefused(uid types.UID) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	_, ok := a.refused[uid]
@@ -156,12 +161,37 @@ func (a *portAdmission) isRefused(uid types.UID) bool {
 }
 
 // heldOf returns the held-back pods of a source.
-func (a *portAdmission) heldOf(src podtypes.Source) []*corev1.Pod {
+func (a *HostPorts) heldOf(src podtypes.Source) []*corev1.Pod {
 	var out []*corev1.Pod
-	for _, pod := range a.held() {
+	for _, pod := range a.Held() {
 		if s, err := podtypes.PodSource(pod); err == nil && s == src {
 			out = append(out, pod)
 		}
 	}
 	return out
+}
+
+// AdmitAPIPod decides whether a pod bound to this node through the
+// apiserver may run, as the kubelet's admit handlers run, in order: its
+// sysctls, then Admit against the node and the active pods, then its host
+// ports against their holders (ReasonNodePorts). It runs once, when the
+// pod first comes; a pod admitted holds its host ports, a pod refused is
+// not held back: it never runs.
+//
+// Static pods are not checked this way: they are the node's own, must run
+// while the apiserver and the Node are away, and the kubelet counts them
+// critical; their sysctls still are, and their host ports hold them back
+// until free (Admit).
+func AdmitAPIPod(pod *corev1.Pod, node *corev1.Node, active []*corev1.Pod, sysctls *Sysctls, ports *HostPorts) Result {
+	res := sysctls.Admit(pod)
+	if res.Reason == "" {
+		res = Admit(pod, node, active)
+	}
+	if res.Reason == "" {
+		if why, _ := ports.Admit(pod); why != "" {
+			ports.Drop(pod.UID)
+			res = Result{Reason: ReasonNodePorts, Message: "Predicate NodePorts failed: " + why}
+		}
+	}
+	return res
 }

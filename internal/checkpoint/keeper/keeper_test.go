@@ -1,7 +1,8 @@
-package agent
+package keeper
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -10,24 +11,45 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
-func newTestCheckpointer(t *testing.T, store checkpoint.Store) (*checkpointer, *agentMetrics) {
+func newTestKeeper(t *testing.T, store checkpoint.Store) (*Keeper, *keeperMetrics) {
 	t.Helper()
-	m, err := newMetrics(metrics.NewKubeRegistry())
+	k, err := New(Options{Store: store, Registry: metrics.NewKubeRegistry(), Clock: clocktesting.NewFakeClock(time.Now())})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newCheckpointer(store, clocktesting.NewFakeClock(time.Now()), m, logr.Discard()), m
+	return k, k.metrics
+}
+
+// staticPod returns a file-source pod whose UID hashes its spec, as the
+// config module gives static pods theirs.
+func staticPod(name, image string, policy corev1.RestartPolicy) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-node-1", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: policy,
+			Containers:    []corev1.Container{{Name: "main", Image: image}},
+		},
+	}
+	sum := sha256.Sum256([]byte(name + "/" + image + "/" + string(policy)))
+	hash := fmt.Sprintf("%x", sum[:8])
+	pod.UID = types.UID(hash)
+	pod.Annotations = map[string]string{
+		podtypes.ConfigSourceAnnotationKey: string(podtypes.FileSource),
+		podtypes.ConfigHashAnnotationKey:   hash,
+	}
+	return pod
 }
 
 // stored renders the store as "uid=phase" lines, with "+final" for a
@@ -52,7 +74,7 @@ func stored(t *testing.T, s checkpoint.Store) string {
 // Transcripts of changes and writes: whatever the order of the changes and
 // wherever the writes fall between them, the store ends with each pod's
 // newest state.
-func TestCheckpointerTranscripts(t *testing.T) {
+func TestKeeperTranscripts(t *testing.T) {
 	a := staticPod("a", "busybox", corev1.RestartPolicyNever)
 	final := corev1.PodStatus{Phase: corev1.PodSucceeded}
 	gone := func(types.UID) bool { return true }
@@ -75,11 +97,11 @@ func TestCheckpointerTranscripts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := checkpoint.NewMem()
-			c, _ := newTestCheckpointer(t, store)
+			c, _ := newTestKeeper(t, store)
 			for _, step := range tc.steps {
 				switch step {
 				case "accept":
-					c.accepted(a)
+					c.Accepted(a)
 				case "forget":
 					c.forget(a.UID)
 				case "forgetIfGone":
@@ -93,7 +115,7 @@ func TestCheckpointerTranscripts(t *testing.T) {
 				case "complete":
 					c.completed(a.UID, final)
 				case "running":
-					c.running(a.UID)
+					c.Running(a.UID)
 				case "write":
 					if err := c.write(); err != nil {
 						t.Fatal(err)
@@ -109,8 +131,8 @@ func TestCheckpointerTranscripts(t *testing.T) {
 }
 
 // Random interleavings of changes, writes and failing writes: once a write
-// succeeds, the store holds exactly what the checkpointer's memory says.
-func TestCheckpointerRandomInterleavings(t *testing.T) {
+// succeeds, the store holds exactly what the keeper's memory says.
+func TestKeeperRandomInterleavings(t *testing.T) {
 	pods := []*corev1.Pod{
 		staticPod("a", "busybox", corev1.RestartPolicyNever),
 		staticPod("b", "busybox", corev1.RestartPolicyAlways),
@@ -120,12 +142,12 @@ func TestCheckpointerRandomInterleavings(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for round := range 300 {
 		store := checkpoint.NewMem()
-		c, _ := newTestCheckpointer(t, store)
+		c, _ := newTestKeeper(t, store)
 		for range 20 {
 			p := pods[rng.IntN(len(pods))]
 			switch op := rng.IntN(8); op {
 			case 0:
-				c.accepted(p)
+				c.Accepted(p)
 			case 1:
 				c.forget(p.UID)
 			case 2:
@@ -135,7 +157,7 @@ func TestCheckpointerRandomInterleavings(t *testing.T) {
 			case 4:
 				c.completed(p.UID, corev1.PodStatus{Phase: corev1.PodFailed})
 			case 5:
-				c.running(p.UID)
+				c.Running(p.UID)
 			case 6:
 				store.Fail(errors.New("disk full"))
 				_ = c.write()
@@ -169,16 +191,16 @@ func TestCheckpointerRandomInterleavings(t *testing.T) {
 
 // A failed write is retried after a back-off, counted, and reported until
 // a write succeeds; durable does not hold a pod up meanwhile.
-func TestCheckpointerRetriesFailedWrites(t *testing.T) {
+func TestKeeperRetriesFailedWrites(t *testing.T) {
 	store := checkpoint.NewMem()
-	c, m := newTestCheckpointer(t, store)
+	c, m := newTestKeeper(t, store)
 	clk := c.clock.(*clocktesting.FakeClock)
 	store.Fail(errors.New("no space left on device"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = c.run(ctx)
+		_ = c.Run(ctx)
 	}()
 	defer func() {
 		cancel()
@@ -186,14 +208,14 @@ func TestCheckpointerRetriesFailedWrites(t *testing.T) {
 	}()
 
 	a := staticPod("a", "busybox", corev1.RestartPolicyAlways)
-	c.accepted(a)
+	c.Accepted(a)
 	if err := c.durable(ctx, a.UID); err == nil || !strings.Contains(err.Error(), "no space left") {
 		t.Fatalf("durable = %v, want the write's error", err)
 	}
-	if err := c.problem(); err == nil || !strings.Contains(err.Error(), "1 change(s) not written") {
+	if err := c.Problem(); err == nil || !strings.Contains(err.Error(), "1 change(s) not written") {
 		t.Errorf("problem() = %v, want one change not written", err)
 	}
-	if n := counterValue(t, m.checkpointFailures); n < 1 {
+	if n := counterValue(t, m.failures); n < 1 {
 		t.Errorf("write failures counted: %v, want at least 1", n)
 	}
 	store.Fail(nil)
@@ -201,7 +223,7 @@ func TestCheckpointerRetriesFailedWrites(t *testing.T) {
 		clk.Step(checkpointRetryMax)
 		return stored(t, store) == string(a.UID)+"=running"
 	})
-	waitFor(t, "the problem clears", func() bool { return c.problem() == nil })
+	waitFor(t, "the problem clears", func() bool { return c.Problem() == nil })
 	if err := c.durable(ctx, a.UID); err != nil {
 		t.Errorf("durable after the retry = %v", err)
 	}
@@ -209,11 +231,11 @@ func TestCheckpointerRetriesFailedWrites(t *testing.T) {
 
 // durable waits for the write that holds the pod's change, also when that
 // write is already under way.
-func TestCheckpointerDurableWaitsForTheWrite(t *testing.T) {
+func TestKeeperDurableWaitsForTheWrite(t *testing.T) {
 	store := &blockingStore{Mem: checkpoint.NewMem(), release: make(chan struct{}), entered: make(chan struct{}, 1)}
-	c, _ := newTestCheckpointer(t, store)
+	c, _ := newTestKeeper(t, store)
 	a := staticPod("a", "busybox", corev1.RestartPolicyAlways)
-	c.accepted(a)
+	c.Accepted(a)
 	writeDone := make(chan error)
 	go func() { writeDone <- c.write() }()
 	<-store.entered // the write has taken the change

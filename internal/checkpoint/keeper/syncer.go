@@ -1,4 +1,4 @@
-package agent
+package keeper
 
 import (
 	"context"
@@ -9,23 +9,28 @@ import (
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
-// checkpointingSyncer is the syncer with the checkpoint kept in step. It
-// waits for the checkpoint where the next step must not happen before the
-// checkpoint knows of it: a pod runs once its record is written, a
-// termination is recorded before its stop, and a completed pod's final
-// status before its containers are removed.
-type checkpointingSyncer struct {
-	*syncer
-	ckpt *checkpointer
+// Syncer returns inner with the checkpoint kept in step. It waits for the
+// checkpoint where the next step must not happen before the checkpoint
+// knows of it: a pod runs once its record is written, a termination is
+// recorded before its stop, and a completed pod's final status before its
+// containers are removed. status returns the pod's newest status, and
+// desired whether a source still wants it.
+func (c *Keeper) Syncer(inner podworkers.Syncer, status func(types.UID) *corev1.PodStatus, desired func(types.UID) bool) podworkers.Syncer {
+	return checkpointingSyncer{Syncer: inner, ckpt: c, status: status, desired: desired}
 }
 
-var _ podworkers.Syncer = checkpointingSyncer{}
+type checkpointingSyncer struct {
+	podworkers.Syncer
+	ckpt    *Keeper
+	status  func(types.UID) *corev1.PodStatus
+	desired func(types.UID) bool
+}
 
 func (c checkpointingSyncer) SyncPod(ctx context.Context, typ podworkers.UpdateType, pod *corev1.Pod) (bool, error) {
 	// Write errors are the writer's to log and retry; the pod runs anyway.
 	_ = c.ckpt.durable(ctx, pod.UID)
-	terminal, err := c.syncer.SyncPod(ctx, typ, pod)
-	if st := c.statuses.Status(pod.UID); terminal && st != nil && c.desired(pod.UID) {
+	terminal, err := c.Syncer.SyncPod(ctx, typ, pod)
+	if st := c.status(pod.UID); terminal && st != nil && c.desired(pod.UID) {
 		// Recorded before the termination starts: from now on no restart
 		// of the agent runs this UID again.
 		c.ckpt.completed(pod.UID, *st)
@@ -34,15 +39,15 @@ func (c checkpointingSyncer) SyncPod(ctx context.Context, typ podworkers.UpdateT
 }
 
 func (c checkpointingSyncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, gracePeriod int64, statusFn func(*corev1.PodStatus)) error {
-	completed := c.ckpt.finalStatus(pod.UID) != nil
+	completed := c.ckpt.FinalStatus(pod.UID) != nil
 	if !completed {
 		c.ckpt.terminating(pod.UID, gracePeriod)
 		_ = c.ckpt.durable(ctx, pod.UID)
 	}
-	if err := c.syncer.SyncTerminatingPod(ctx, pod, gracePeriod, statusFn); err != nil {
+	if err := c.Syncer.SyncTerminatingPod(ctx, pod, gracePeriod, statusFn); err != nil {
 		return err
 	}
-	if st := c.statuses.Status(pod.UID); (completed || c.desired(pod.UID)) && st != nil {
+	if st := c.status(pod.UID); (completed || c.desired(pod.UID)) && st != nil {
 		c.ckpt.completed(pod.UID, *st) // with the statuses the stop observed
 	} else {
 		c.ckpt.terminated(pod.UID)
@@ -51,7 +56,7 @@ func (c checkpointingSyncer) SyncTerminatingPod(ctx context.Context, pod *corev1
 }
 
 func (c checkpointingSyncer) SyncTerminatingRuntimePod(ctx context.Context, rp podworkers.RuntimePod) error {
-	if err := c.syncer.SyncTerminatingRuntimePod(ctx, rp); err != nil {
+	if err := c.Syncer.SyncTerminatingRuntimePod(ctx, rp); err != nil {
 		return err
 	}
 	c.ckpt.forgetIf(rp.UID, c.gone)
@@ -61,7 +66,7 @@ func (c checkpointingSyncer) SyncTerminatingRuntimePod(ctx context.Context, rp p
 func (c checkpointingSyncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 	// The containers go now, and with them what they ended with.
 	_ = c.ckpt.durable(ctx, pod.UID)
-	if err := c.syncer.SyncTerminatedPod(ctx, pod); err != nil {
+	if err := c.Syncer.SyncTerminatedPod(ctx, pod); err != nil {
 		return err
 	}
 	c.ckpt.forgetIf(pod.UID, c.gone)

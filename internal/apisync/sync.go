@@ -1,0 +1,204 @@
+package apisync
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/component-base/metrics"
+	"k8s.io/utils/clock"
+
+	"github.com/nodeagent/nodeagent/internal/mirrorsync"
+	"github.com/nodeagent/nodeagent/internal/status"
+	"github.com/nodeagent/nodeagent/internal/statusmanager"
+	"github.com/nodeagent/nodeagent/staging/mirror"
+	"github.com/nodeagent/nodeagent/staging/podmanager"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+)
+
+// Sync is what keeps the apiserver telling the agent's story, in
+// connected mode: the mirror pods of the static pods, and the pod
+// statuses. The agent's sync loop tells it what changed; a nil *Sync (the
+// standalone agent) is told nothing.
+type Sync struct {
+	pods     *podmanager.Manager
+	mirrors  *mirrorsync.Reconciler
+	statuses *statusmanager.Manager
+	nodeName string
+
+	mu sync.Mutex
+	// finished holds the API pods of which nothing runs any more and whose
+	// volumes are gone: once deleted, they may go from the apiserver.
+	finished map[types.UID]bool
+}
+
+// Options configure a Sync. Pods and Statuses are required.
+type Options struct {
+	NodeName string
+	// Pods are the agent's indexes of pods and mirror pods; Statuses its
+	// store of the pods' statuses.
+	Pods     *podmanager.Manager
+	Statuses *status.Store
+	// SourcesReady reports whether every source has delivered its pods;
+	// MirrorsSeen whether the apiserver source has sent its pods (the
+	// mirror pods) once.
+	SourcesReady func() bool
+	MirrorsSeen  func() bool
+	// Recorder, if not nil, receives the Node's events about static pods
+	// that cannot be mirrored.
+	Recorder record.EventRecorder
+	// Registry receives the metrics of the status manager; nil registers
+	// none.
+	Registry metrics.KubeRegistry
+	Logger   logr.Logger
+	Clock    clock.WithTicker
+}
+
+// New builds a Sync; Run runs it once the Node exists.
+func New(opts Options) (*Sync, error) {
+	mirrors, err := mirrorsync.New(mirrorsync.Options{
+		Pods: opts.Pods, SourcesReady: opts.SourcesReady, MirrorsSeen: opts.MirrorsSeen, NodeName: opts.NodeName, Recorder: opts.Recorder,
+		Logger: opts.Logger, Clock: opts.Clock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sm := statusmanager.NewMetrics()
+	if opts.Registry != nil {
+		if err := sm.Register(opts.Registry); err != nil {
+			return nil, fmt.Errorf("status manager metrics: %w", err)
+		}
+	}
+	s := &Sync{pods: opts.Pods, mirrors: mirrors, nodeName: opts.NodeName, finished: map[types.UID]bool{}}
+	s.statuses, err = statusmanager.New(statusmanager.Options{
+		Pods: opts.Pods, Statuses: opts.Statuses, Finished: s.isFinished, Metrics: sm, Logger: opts.Logger, Clock: opts.Clock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// PodChanged: a pod was added or changed, or its deletion requested.
+func (s *Sync) PodChanged(pod *corev1.Pod) {
+	if s == nil {
+		return
+	}
+	switch {
+	case podtypes.IsMirrorPod(pod):
+		s.mirrors.Enqueue(podtypes.PodFullName(pod))
+		s.mirrorMoved(pod)
+	case podtypes.IsStaticPod(pod):
+		s.mirrors.Enqueue(podtypes.PodFullName(pod))
+	case pod.DeletionTimestamp != nil:
+		// Its deletion may be ended now, if it has finished already.
+		s.statuses.Enqueue(pod.UID)
+	}
+}
+
+// PodFinished: nothing of the pod runs any more and its volumes are gone.
+func (s *Sync) PodFinished(pod *corev1.Pod) {
+	if s == nil || podtypes.IsStaticPod(pod) {
+		return
+	}
+	if _, ok := s.pods.PodByUID(pod.UID); !ok {
+		return // gone from the apiserver already (force-deleted)
+	}
+	s.mu.Lock()
+	s.finished[pod.UID] = true
+	s.mu.Unlock()
+	s.statuses.Enqueue(pod.UID)
+}
+
+func (s *Sync) isFinished(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.finished[uid]
+}
+
+// PodRemoved: a source no longer has the pod.
+func (s *Sync) PodRemoved(pod *corev1.Pod) {
+	if s == nil {
+		return
+	}
+	switch {
+	case podtypes.IsMirrorPod(pod):
+		s.mirrors.MirrorGone(podtypes.PodFullName(pod), pod.UID)
+		s.mirrorMoved(pod)
+	case podtypes.IsStaticPod(pod):
+		s.mirrors.Enqueue(podtypes.PodFullName(pod))
+	default:
+		s.mu.Lock()
+		delete(s.finished, pod.UID)
+		s.mu.Unlock()
+	}
+}
+
+// mirrorMoved queues the status of the static pod whose mirror appeared,
+// changed or went: its status goes to the new mirror.
+func (s *Sync) mirrorMoved(m *corev1.Pod) {
+	if static, ok := s.pods.PodByMirrorPod(m); ok {
+		s.statuses.Enqueue(static.UID)
+	}
+}
+
+// StatusChanged: the status store holds a new status for uid.
+func (s *Sync) StatusChanged(uid types.UID) {
+	if s != nil {
+		s.statuses.Enqueue(uid)
+	}
+}
+
+// Mirror is the state of a static pod's mirror pod.
+type Mirror struct {
+	// UID is the mirror pod's, or "" while there is none.
+	UID types.UID
+	// Synced: the mirror exists and mirrors this version of the pod.
+	// StatusSynced: it holds the pod's newest status.
+	Synced       bool
+	StatusSynced bool
+	// Problem says what keeps the mirror from being current: the pod
+	// cannot be mirrored (NotMirrorable, and why), or the last attempt
+	// failed.
+	Problem       string
+	NotMirrorable bool
+}
+
+// Mirror returns the state of the mirror of a static pod, or nil for
+// another pod or a nil Sync.
+func (s *Sync) Mirror(pod *corev1.Pod) *Mirror {
+	if s == nil || !podtypes.IsStaticPod(pod) {
+		return nil
+	}
+	m := s.mirrors.Mirror(pod)
+	_, statusSynced := s.statuses.Synced(pod.UID)
+	return &Mirror{UID: m.UID, Synced: m.Synced, StatusSynced: m.Synced && statusSynced, Problem: m.Problem, NotMirrorable: m.NotMirrorable}
+}
+
+// Connection is what the agent needs to keep the apiserver current.
+type Connection struct {
+	// Client acts as the node's identity.
+	Client kubernetes.Interface
+	// Node returns this node's Node object (for its UID, the mirror pods'
+	// owner).
+	Node mirror.NodeGetter
+}
+
+// Run keeps the mirror pods and the pod statuses in the apiserver current
+// until ctx ends. It runs once the Node exists.
+func (s *Sync) Run(ctx context.Context, conn Connection) error {
+	mc, err := mirror.New(mirror.Options{Client: conn.Client, NodeName: s.nodeName, Nodes: conn.Node})
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.mirrors.Run(gctx, mc) })
+	g.Go(func() error { return s.statuses.Run(gctx, conn.Client.CoreV1()) })
+	return g.Wait()
+}
