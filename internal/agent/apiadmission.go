@@ -79,7 +79,7 @@ func (l *syncLoop) activePods() []*corev1.Pod {
 		if podtypes.IsMirrorPod(pod) {
 			continue
 		}
-		if st := l.statuses.Status(pod.UID); st != nil && isTerminal(st.Phase) {
+		if st := l.statuses.Status(pod.UID); st != nil && podtypes.IsTerminal(st.Phase) {
 			continue
 		}
 		out = append(out, pod)

@@ -169,9 +169,6 @@ func isAPIPod(pod *corev1.Pod) bool {
 	return !podtypes.IsStaticPod(pod) && !podtypes.IsMirrorPod(pod)
 }
 
-// isTerminal is podtypes.IsTerminal, for apiadmission.go until it moves.
-func isTerminal(phase corev1.PodPhase) bool { return podtypes.IsTerminal(phase) }
-
 // kill stops the pod; the workers take the shortest of the grace period in
 // force, the pod's deletion grace period and its spec's.
 func (l *syncLoop) kill(pod *corev1.Pod) { l.killWith(pod, pod.DeletionGracePeriodSeconds) }
