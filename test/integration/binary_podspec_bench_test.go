@@ -143,7 +143,7 @@ func everyFieldPod(h *agentHarness, name string, sequenced bool) *corev1.Pod {
 	pod.Spec.OS = &corev1.PodOS{Name: corev1.Linux}
 	pod.Spec.SecurityContext = &corev1.PodSecurityContext{
 		FSGroup: &gid, SupplementalGroups: []int64{4000},
-		Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ping_group_range", Value: "0 1"}},
+		Sysctls: []corev1.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "1"}},
 	}
 	hostDir := h.dir
 	pod.Spec.Volumes = []corev1.Volume{
