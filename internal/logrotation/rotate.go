@@ -129,7 +129,7 @@ func compress(file string) error {
 	}
 	defer func() { _ = in.Close() }()
 	tmp := file + compressedSuffix + inProgressSuffix
-	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640) // #nosec G304 -- beside the rotated log
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600) // #nosec G304 -- beside the rotated log
 	if err != nil {
 		return fmt.Errorf("compressing a rotated log: %w", err)
 	}
