@@ -62,6 +62,7 @@ func (e *Env) StartPrivateContainerd(t testing.TB, name, size, subnet string) *P
 		if err := down(); err != nil {
 			t.Errorf("stopping the private containerd: %v", err)
 		}
+		os.Remove(dir + ".lock") // the scripts' lock file, beside the state dir
 	})
 	if err := scriptEnv(e.RepoRoot, vars, "containerd-up.sh"); err != nil {
 		t.Fatalf("starting the private containerd: %v", err)
