@@ -163,3 +163,71 @@ func TestBinaryImageGC(t *testing.T) {
 	runs("keeper")
 	runs("use-g")
 }
+
+// TestBinaryImageMaxAge: with --image-maximum-gc-age, an image unused for
+// longer goes whatever the disk usage (here, image GC for space is off),
+// once the agent has run that long; an image in use and the sandbox image
+// (which containerd 1.6 does not pin, and which no container uses) stay.
+func TestBinaryImageMaxAge(t *testing.T) {
+	const maxAge = 20 * time.Second
+	p := env.StartPrivateContainerd(t, "gcage", "64m", "10.237.1.0/24")
+	refs := map[string]string{}
+	for _, n := range []string{"x", "y"} {
+		repo := "gcage/img-" + n + ":1"
+		if _, err := env.Registry.PushBusyboxWithLayer(repo, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+		refs[n] = env.Registry.Image(repo)
+	}
+	start := time.Now()
+	h := newAgentOnPrivate(t, p, "--image-gc-high-threshold=100", "--image-gc-low-threshold=80",
+		"--image-minimum-gc-age=5s", "--image-maximum-gc-age="+maxAge.String(), "--image-gc-period=1s")
+	ctx := context.Background()
+	present := func(image string) bool {
+		resp, err := p.CRI.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}})
+		if err != nil {
+			t.Fatalf("ImageStatus %s: %v", image, err)
+		}
+		return resp.GetImage().GetId() != ""
+	}
+	imagePod := func(name, image string) *corev1.Pod {
+		c := shContainer("main", sleepForever)
+		c.Image, c.ImagePullPolicy = image, corev1.PullIfNotPresent
+		return testPod(name, c)
+	}
+	// x runs throughout; y runs for a moment, then its pod goes.
+	for _, n := range []string{"x", "y"} {
+		h.writeManifest(imagePod("use-"+n, refs[n]))
+		if _, _, err := pollRunning(h.cri, h.podName("use-"+n), "", 60*time.Second); err != nil {
+			t.Fatalf("pod use-%s: %v\n%s", n, err, h.log(40))
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // a pass sees y in use
+	if err := os.Remove(filepath.Join(h.manifests, "use-y.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "pod use-y is gone", func() bool { return len(h.sandboxes("use-y")) == 0 })
+	yUnused := time.Now()
+
+	waitFor(t, maxAge+30*time.Second, "y is removed", func() bool { return !present(refs["y"]) })
+	gone := time.Since(start)
+	t.Logf("y removed %v after the agent started, %v after its pod went (maximum age %v)", gone.Round(time.Second), time.Since(yUnused).Round(time.Second), maxAge)
+	if gone < maxAge {
+		t.Errorf("y removed %v after the agent started, before the maximum age of %v", gone, maxAge)
+	}
+	// Never used: the local busybox goes too, the same pass or the next.
+	waitFor(t, 10*time.Second, "the unused busybox is removed", func() bool { return !present(env.BusyboxImage) })
+	time.Sleep(2 * time.Second) // more passes
+	if !present(refs["x"]) || !present(env.PauseImage) {
+		t.Errorf("an image in use or the sandbox image was removed: x %v, pause %v", present(refs["x"]), present(env.PauseImage))
+	}
+	if got := h.metricWith(t, "nodeagent_image_gc_images_removed_total", `reason="age"`); got != 2 {
+		t.Errorf("nodeagent_image_gc_images_removed_total{reason=\"age\"} = %v, want 2 (y and busybox)", got)
+	}
+	if got := h.metricWith(t, "nodeagent_image_gc_images_removed_total", `reason="space"`); got != 0 {
+		t.Errorf("nodeagent_image_gc_images_removed_total{reason=\"space\"} = %v, want 0", got)
+	}
+	if _, _, err := pollRunning(h.cri, h.podName("use-x"), "", 10*time.Second); err != nil {
+		t.Errorf("pod use-x: %v", err)
+	}
+}
