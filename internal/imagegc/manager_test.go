@@ -295,3 +295,13 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// Standalone, without a recorder, what would be an event is a log line.
+func TestWithoutARecorderFailuresAreLogged(t *testing.T) {
+	rt := newFakeRuntime(1000, map[string]uint64{"running": 900})
+	f := newFixture(t, rt, func(o *Options) { o.Recorder = nil })
+	rt.use("running")
+	if err := f.pass(0); !errors.Is(err, ErrNotEnoughFreed) {
+		t.Errorf("GarbageCollect: %v, want ErrNotEnoughFreed", err)
+	}
+}
