@@ -207,3 +207,17 @@ func (c *remoteCRI) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoRes
 	defer cancel()
 	return c.img.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{})
 }
+
+func (c *remoteCRI) ListImages(ctx context.Context, filter *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error) {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	resp, err := c.img.ListImages(ctx, &runtimeapi.ListImagesRequest{Filter: filter})
+	return resp.GetImages(), err
+}
+
+func (c *remoteCRI) RemoveImage(ctx context.Context, image *runtimeapi.ImageSpec) error {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	_, err := c.img.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: image})
+	return err
+}

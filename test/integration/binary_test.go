@@ -153,6 +153,10 @@ func (h *agentHarness) args() []string {
 		"--pod-log-dir", filepath.Join(h.dir, "logs"),
 		"--local-api-socket", h.socket,
 		"--serve-address", h.addr,
+		// No image GC on the shared containerd: it could remove the
+		// busybox image the tests run with pull policy Never
+		// (TestBinaryImageGC has a containerd of its own).
+		"--image-gc-high-threshold", "100",
 		"-v", "2",
 	}, h.extraArgs...)
 }

@@ -57,6 +57,7 @@ type Options struct {
 	// IfNotPresent (offline-first nodes without a registry).
 	ImagePullAlwaysIfAbsent bool
 	ImagePulls              ImagePulls
+	ImageGC                 ImageGC
 
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
@@ -110,6 +111,7 @@ func NewOptions() *Options {
 		PodLogDir:                  configfile.DefaultPodLogDir,
 		ContainerLogs:              defaultContainerLogs(),
 		ImagePulls:                 ImagePulls{Serialize: true},
+		ImageGC:                    defaultImageGC(),
 		CgroupRoot:                 "/nodeagent",
 		CgroupDriver:               string(cgroups.DriverCgroupfs),
 		ResolvConf:                 defaultResolvConf,
@@ -158,6 +160,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.ImagePullAlwaysIfAbsent, "image-pull-always-if-absent", o.ImagePullAlwaysIfAbsent,
 		"imagePullPolicy Always pulls only an image that is absent, as IfNotPresent does (for nodes without a registry); default: Always pulls at every container start, as under the kubelet")
 	o.addImagePullFlags(fs)
+	o.addImageGCFlags(fs)
 
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
 	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")
@@ -218,6 +221,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateDNS()...)
 	errs = append(errs, o.validateContainerLogs()...)
 	errs = append(errs, o.validateImagePulls()...)
+	errs = append(errs, o.validateImageGC()...)
 	if o.NodeName == "" {
 		bad("--node-name is empty and the hostname is unknown")
 	} else if msgs := validation.IsDNS1123Subdomain(o.NodeName); len(msgs) > 0 {

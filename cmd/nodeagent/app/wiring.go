@@ -20,6 +20,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
+	"github.com/nodeagent/nodeagent/internal/imagegc"
 	"github.com/nodeagent/nodeagent/internal/images"
 	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/internal/logrotation"
@@ -150,6 +151,12 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if o.Kubeconfig != "" {
 		ev = newEvents(ctx, o.NodeName)
 		defer ev.shutdown()
+	}
+
+	// Unused images, removed as the image filesystem fills.
+	imageGC, err := imagegc.New(o.imageGCOptions(rt, ev.recorder(), reg, log))
+	if err != nil {
+		return err
 	}
 
 	// The pod sources, merged into one stream for the agent; they are
@@ -288,6 +295,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	}
 	g.Go(func() error { return api.Run(gctx) })
 	g.Go(func() error { return rotator.Run(gctx) })
+	g.Go(func() error { return imageGC.Run(gctx) })
 	if o.Kubeconfig != "" {
 		g.Go(func() error {
 			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg, objects: objects, services: services, classes: classes}, log)

@@ -23,11 +23,13 @@ type CRI struct {
 func (c *CRI) Close() error { return c.conn.Close() }
 
 // DialCRI connects to the environment's CRI socket.
-func (e *Env) DialCRI() (*CRI, error) {
-	conn, err := grpc.NewClient("unix://"+strings.TrimPrefix(e.CRIEndpoint, "unix://"),
+func (e *Env) DialCRI() (*CRI, error) { return dialCRI(e.CRIEndpoint) }
+
+func dialCRI(endpoint string) (*CRI, error) {
+	conn, err := grpc.NewClient("unix://"+strings.TrimPrefix(endpoint, "unix://"),
 		grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, fmt.Errorf("CRI %s: %w", e.CRIEndpoint, err)
+		return nil, fmt.Errorf("CRI %s: %w", endpoint, err)
 	}
 	return &CRI{Runtime: runtimeapi.NewRuntimeServiceClient(conn), Images: runtimeapi.NewImageServiceClient(conn), conn: conn}, nil
 }

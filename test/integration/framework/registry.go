@@ -18,7 +18,9 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // Registry is the tests' image registry (hack/registry-up.sh): TLS from a
@@ -62,6 +64,34 @@ func (r *Registry) PushBusybox(repoAndTag string, env ...string) (string, error)
 	if err != nil {
 		return "", err
 	}
+	return r.push(repoAndTag, img)
+}
+
+// PushBusyboxWithLayer is PushBusybox with one more layer on top, of
+// layerBytes random bytes: each image takes that much more room of its own
+// on a node (the random data does not compress).
+func (r *Registry) PushBusyboxWithLayer(repoAndTag string, layerBytes int64) (string, error) {
+	cf, err := r.busybox.ConfigFile()
+	if err != nil {
+		return "", err
+	}
+	cfg := *cf.Config.DeepCopy()
+	cfg.Env = append(cfg.Env, "NODEAGENT_TEST_REGISTRY=1")
+	img, err := mutate.Config(r.busybox, cfg)
+	if err != nil {
+		return "", err
+	}
+	layer, err := random.Layer(layerBytes, types.DockerLayer)
+	if err != nil {
+		return "", err
+	}
+	if img, err = mutate.AppendLayers(img, layer); err != nil {
+		return "", err
+	}
+	return r.push(repoAndTag, img)
+}
+
+func (r *Registry) push(repoAndTag string, img v1.Image) (string, error) {
 	ref, err := name.ParseReference(r.Image(repoAndTag), name.StrictValidation)
 	if err != nil {
 		return "", err

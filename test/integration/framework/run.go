@@ -200,11 +200,13 @@ func scriptEnv(root string, extraEnv []string, name string, args ...string) erro
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(root, "hack", name)}, args...)...)
 	cmd.Dir = root
-	cmd.Env = append(append(os.Environ(), extraEnv...),
+	// The extra variables come last, so that they win: a second
+	// containerd has a directory of its own.
+	cmd.Env = append(append(os.Environ(),
 		"NODEAGENT_CONTAINERD_DIR="+filepath.Join(stateDir(), "containerd"),
 		"NODEAGENT_CONTROLPLANE_DIR="+filepath.Join(stateDir(), "controlplane"),
 		"NODEAGENT_REGISTRY_DIR="+filepath.Join(stateDir(), "registry"),
-	)
+	), extraEnv...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("hack/%s: %w", name, err)

@@ -1,0 +1,115 @@
+package imagegc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/component-base/metrics"
+	"k8s.io/utils/clock"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
+)
+
+// Runtime is what garbage collection needs of the container runtime;
+// *runtime.Runtime satisfies it.
+type Runtime interface {
+	ListImages(ctx context.Context) ([]runtime.Image, error)
+	ImagesInUse(ctx context.Context) (map[string]bool, error)
+	ImageFilesystem(ctx context.Context) (runtime.ImageFs, error)
+	RemoveImage(ctx context.Context, id string) error
+	SandboxImage(ctx context.Context) (string, error)
+}
+
+// The kubelet's defaults.
+const (
+	DefaultHighThresholdPercent = 85
+	DefaultLowThresholdPercent  = 80
+	DefaultMinAge               = 2 * time.Minute
+	DefaultPeriod               = 5 * time.Minute
+)
+
+// FsStats is a filesystem's size and what is left of it for unprivileged
+// users, in bytes.
+type FsStats struct {
+	Capacity, Available uint64
+}
+
+// Options configure a Manager.
+type Options struct {
+	Runtime Runtime
+	// HighThresholdPercent is the usage of the image filesystem, in
+	// percent, at which unused images are removed; 100 with no MaxAge
+	// turns garbage collection off.
+	HighThresholdPercent int
+	// LowThresholdPercent is the usage to bring the filesystem under;
+	// less than HighThresholdPercent.
+	LowThresholdPercent int
+	// MinAge is how long an image must have been known before it may be
+	// removed.
+	MinAge time.Duration
+	// MaxAge, if not 0, removes an image unused for longer, whatever the
+	// usage; more than MinAge.
+	MaxAge time.Duration
+	// Period is the time between passes; DefaultPeriod if 0.
+	Period time.Duration
+	// Statfs measures the filesystem at a path; statfs(2) if nil.
+	Statfs func(path string) (FsStats, error)
+	// Recorder, if not nil, receives the events on the Node NodeName;
+	// without one, failures are logged only.
+	Recorder record.EventRecorder
+	NodeName string
+	// Registry receives the metrics; nil registers none.
+	Registry metrics.KubeRegistry
+	Clock    clock.WithTicker
+	Logger   logr.Logger
+}
+
+// Validate checks the policy as the kubelet checks its configuration.
+func (o Options) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.Runtime == nil {
+		bad("Runtime is required")
+	}
+	if o.HighThresholdPercent < 0 || o.HighThresholdPercent > 100 {
+		bad("HighThresholdPercent %d must be between 0 and 100, inclusive", o.HighThresholdPercent)
+	}
+	if o.LowThresholdPercent < 0 || o.LowThresholdPercent > 100 {
+		bad("LowThresholdPercent %d must be between 0 and 100, inclusive", o.LowThresholdPercent)
+	}
+	if o.LowThresholdPercent >= o.HighThresholdPercent {
+		bad("LowThresholdPercent %d must be less than HighThresholdPercent %d", o.LowThresholdPercent, o.HighThresholdPercent)
+	}
+	if o.MinAge < 0 {
+		bad("MinAge %v must not be negative", o.MinAge)
+	}
+	if o.MaxAge < 0 {
+		bad("MaxAge %v must not be negative", o.MaxAge)
+	}
+	if o.MaxAge > 0 && o.MaxAge <= o.MinAge {
+		bad("MaxAge %v must be greater than MinAge %v", o.MaxAge, o.MinAge)
+	}
+	if o.Period < 0 {
+		bad("Period %v must not be negative", o.Period)
+	}
+	return errors.Join(errs...)
+}
+
+// Disabled: the policy never removes anything (the kubelet's switch).
+func (o Options) Disabled() bool { return o.HighThresholdPercent == 100 && o.MaxAge == 0 }
+
+// statfs is the filesystem's size as cAdvisor gives it to the kubelet:
+// all blocks, and the blocks available to unprivileged users.
+func statfs(path string) (FsStats, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return FsStats{}, fmt.Errorf("statfs %s: %w", path, err)
+	}
+	bsize := uint64(st.Bsize) // #nosec G115 -- a block size is positive
+	return FsStats{Capacity: st.Blocks * bsize, Available: st.Bavail * bsize}, nil
+}
