@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
@@ -23,9 +22,9 @@ type Runtime interface {
 
 // Options configure a Node.
 type Options struct {
-	// Name is the Node's name; Client acts as system:node:<Name>.
-	Name   string
-	Client kubernetes.Interface
+	// Name is the Node's name; the client Run is given acts as
+	// system:node:<Name>.
+	Name string
 
 	Runtime Runtime
 	// AgentHealth and SourcesReady say why the agent cannot run pods right
@@ -71,8 +70,8 @@ type Options struct {
 }
 
 func (o *Options) defaults() error {
-	if o.Name == "" || o.Client == nil || o.Runtime == nil || o.RootDir == "" {
-		return errors.New("node: Options.Name, Client, Runtime and RootDir are required")
+	if o.Name == "" || o.Runtime == nil || o.RootDir == "" {
+		return errors.New("node: Options.Name, Runtime and RootDir are required")
 	}
 	if o.AgentHealth == nil {
 		o.AgentHealth = func() error { return nil }

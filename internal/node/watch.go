@@ -18,7 +18,7 @@ import (
 // every change to observed and deleted: one watch, no cache to keep.
 func (n *Node) watchNode() *cache.Reflector {
 	sel := fields.OneTermEqualSelector(metav1.ObjectNameField, n.opts.Name).String()
-	nodes := n.opts.Client.CoreV1().Nodes()
+	nodes := n.client.CoreV1().Nodes()
 	var reach reachability
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -39,7 +39,7 @@ func (n *Node) watchNode() *cache.Reflector {
 	backoff := config.DefaultAPIServerBackoff
 	// The wrapper carries over whether the client can stream the initial
 	// list through the watch (a fake clientset cannot).
-	return cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, n.opts.Client), &v1.Node{},
+	return cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, n.client), &v1.Node{},
 		&nodeStore{n: n}, cache.ReflectorOptions{Name: "node " + n.opts.Name, Backoff: &backoff})
 }
 

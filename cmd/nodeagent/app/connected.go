@@ -115,7 +115,7 @@ func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
 }
 
 // newNode builds the part that keeps the Node and its Lease current.
-func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHealth, sourcesReady func() error, apiPort int32, log logr.Logger) (*node.Node, error) {
+func (o *Options) newNode(rt node.Runtime, agentHealth, sourcesReady func() error, apiPort int32, log logr.Logger) (*node.Node, error) {
 	machine, err := node.ReadMachine()
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHea
 		reserved = append(reserved, r)
 	}
 	return node.New(node.Options{
-		Name: o.NodeName, Client: client, Runtime: rt,
+		Name: o.NodeName, Runtime: rt,
 		AgentHealth: agentHealth, SourcesReady: sourcesReady,
 		Machine: machine, RootDir: o.RootDir,
 		Labels: o.NodeLabels, Taints: taints, Reserved: reserved, MaxPods: o.MaxPods,
@@ -181,7 +181,7 @@ func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logg
 	if api != nil {
 		apiPort = api.Port()
 	}
-	nd, err := o.newNode(client, p.rt, p.agent.Ready, p.sourcesErr, apiPort, log)
+	nd, err := o.newNode(p.rt, p.agent.Ready, p.sourcesErr, apiPort, log)
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logg
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return id.Run(gctx) })
-	g.Go(func() error { return nd.Run(gctx) })
+	g.Go(func() error { return nd.Run(gctx, client) })
 	if api != nil {
 		g.Go(func() error { return api.Run(gctx) })
 	}
