@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics"
@@ -197,7 +196,7 @@ func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logg
 	if api != nil {
 		g.Go(func() error { return api.Run(gctx) })
 	}
-	g.Go(func() error { return p.objects.Run(gctx, client, nd.Current) })
+	g.Go(func() error { return p.objects.Run(gctx, client, nd.Current, p.agent) })
 	g.Go(func() error { return p.services.Run(gctx, client) })
 	g.Go(func() error { return p.classes.Run(gctx, client) })
 	g.Go(func() error { return source.Run(gctx) })
@@ -207,17 +206,10 @@ func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logg
 	return g.Wait()
 }
 
-// podObjectsEvents are what the agent is told by the part that reads the
-// pods' objects: a watched ConfigMap or Secret changed; a pod's objects
-// may be read now.
-type podObjectsEvents struct {
-	changed func(secret bool, namespace, name string)
-	ready   func(types.UID)
-}
-
 // podObjects builds, in connected mode, the part that reads what the pods
-// from the apiserver reference; nil in standalone mode.
-func (o *Options) podObjects(reg metrics.KubeRegistry, ev podObjectsEvents, log logr.Logger) (*podobjects.Objects, error) {
+// from the apiserver reference; nil in standalone mode. Once connected it
+// tells the agent which pods to sync.
+func (o *Options) podObjects(reg metrics.KubeRegistry, log logr.Logger) (*podobjects.Objects, error) {
 	if o.Kubeconfig == "" {
 		return nil, nil
 	}
@@ -230,5 +222,5 @@ func (o *Options) podObjects(reg metrics.KubeRegistry, ev podObjectsEvents, log 
 		return nil, fmt.Errorf("registering the token metrics: %w", err)
 	}
 	strategy, _ := podobjects.ParseStrategy(o.ObjectChangeDetection) // validated
-	return podobjects.New(podobjects.Options{Strategy: strategy, OnChange: ev.changed, OnReady: ev.ready, Metrics: mx, TokenMetrics: tm, Logger: log})
+	return podobjects.New(podobjects.Options{Strategy: strategy, Metrics: mx, TokenMetrics: tm, Logger: log})
 }

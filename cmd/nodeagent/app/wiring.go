@@ -12,7 +12,6 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
@@ -53,13 +52,8 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	reg.RawMustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 
 	// In connected mode, what the pods from the apiserver reference: read
-	// once the node's identity is loaded. The agent, built below, syncs the
-	// pods that use an object that changed.
-	var ag *agent.Agent
-	objects, err := o.podObjects(reg, podObjectsEvents{
-		changed: func(secret bool, namespace, name string) { ag.ObjectChanged(secret, namespace, name) },
-		ready:   func(uid types.UID) { ag.ObjectsReady(uid) },
-	}, log)
+	// once the node's identity is loaded.
+	objects, err := o.podObjects(reg, log)
 	if err != nil {
 		return err
 	}
@@ -214,7 +208,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if objects != nil {
 		agentOpts.Objects = objects
 	}
-	ag, err = agent.New(agentOpts)
+	ag, err := agent.New(agentOpts)
 	if err != nil {
 		return err
 	}
