@@ -93,6 +93,7 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/nodeagent/nodeagent/staging/config v0.0.0
+	github.com/nodeagent/nodeagent/staging/manifest v0.0.0
 	github.com/nodeagent/nodeagent/staging/mirror v0.0.0
 	github.com/nodeagent/nodeagent/staging/objectcache v0.0.0
 	github.com/nodeagent/nodeagent/staging/podmanager v0.0.0
@@ -116,6 +117,8 @@ require (
 )
 
 replace github.com/nodeagent/nodeagent/staging/config => ./staging/config
+
+replace github.com/nodeagent/nodeagent/staging/manifest => ./staging/manifest
 
 replace github.com/nodeagent/nodeagent/staging/mirror => ./staging/mirror
 

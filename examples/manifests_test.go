@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -30,7 +30,7 @@ func TestManifestsAreValidStaticPods(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pods, err := config.ParseManifest(data, config.ParseOptions{NodeName: "node1", Source: podtypes.FileSource, Origin: path})
+			pods, err := manifest.ParseManifest(data, manifest.ParseOptions{NodeName: "node1", Source: podtypes.FileSource, Origin: path})
 			if err != nil {
 				t.Fatalf("the strict parser refuses %s: %v", path, err)
 			}

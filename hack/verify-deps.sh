@@ -3,7 +3,9 @@
 # included), reading the tree at $1 (default: this repository):
 #   - staging modules never import the root module, internal/, cri-api or bbolt;
 #   - podtypes imports only k8s.io/api and apimachinery; podmanager adds
-#     podtypes; podworkers adds podtypes, a clock and a logger (tests of
+#     podtypes; podworkers adds podtypes, a clock and a logger; manifest
+#     adds podtypes and the YAML and JSON libraries, so that a tool that
+#     only reads manifests never links client-go or the sources (tests of
 #     strict modules may also use go-cmp, goleak and their own module);
 #   - outside test/integration, only internal/runtime imports k8s.io/cri-api
 #     and only internal/checkpoint imports go.etcd.io/bbolt.
@@ -35,6 +37,7 @@ allowed_prefixes() {
     podtypes) echo "k8s.io/api/ k8s.io/apimachinery/" ;;
     podmanager) echo "k8s.io/api/ k8s.io/apimachinery/ $modpath/staging/podtypes" ;;
     podworkers) echo "k8s.io/api/ k8s.io/apimachinery/ $modpath/staging/podtypes k8s.io/utils/clock github.com/go-logr/logr" ;;
+    manifest) echo "k8s.io/api/ k8s.io/apimachinery/ $modpath/staging/podtypes go.yaml.in/yaml/ sigs.k8s.io/json sigs.k8s.io/yaml" ;;
   esac
 }
 

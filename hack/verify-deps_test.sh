@@ -37,6 +37,7 @@ expect_violation staging/mirror "$modpath/internal/runtime" "staging modules nev
 expect_violation staging/mirror k8s.io/cri-api/pkg/apis/runtime/v1 "only internal/runtime imports k8s.io/cri-api"
 expect_violation staging/podtypes k8s.io/client-go/kubernetes "podtypes may import only"
 expect_violation staging/podmanager "$modpath/staging/mirror" "podmanager may import only"
+expect_violation staging/manifest "$modpath/staging/config" "manifest may import only"
 expect_violation internal/agent k8s.io/cri-api/pkg/apis/runtime/v1 "only internal/runtime imports k8s.io/cri-api"
 
 if ((failures > 0)); then

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/manifest"
 )
 
 // toPod turns what the Provider knows about a pod into its wire form.
@@ -99,11 +99,11 @@ func toManifestErrors(files map[string]error, url string, httpErr error) Manifes
 	return out
 }
 
-// toManifestError names the fields of a *config.ManifestError; any other
+// toManifestError names the fields of a *manifest.ManifestError; any other
 // error is reported by its message alone.
 func toManifestError(origin string, err error) ManifestError {
 	out := ManifestError{Origin: origin, Message: err.Error()}
-	var me *config.ManifestError
+	var me *manifest.ManifestError
 	if errors.As(err, &me) {
 		out.Reason = string(me.Reason)
 		for _, f := range me.Fields {

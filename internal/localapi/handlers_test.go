@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -144,14 +144,14 @@ func TestPodUnknownIsNotFound(t *testing.T) {
 
 func TestManifestErrorsNameFileReasonAndField(t *testing.T) {
 	bad := []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - name: c\n    image: \"\"\n")
-	_, perr := config.ParseManifest(bad, config.ParseOptions{NodeName: "n", Source: podtypes.FileSource, Origin: "/m/bad.yaml"})
+	_, perr := manifest.ParseManifest(bad, manifest.ParseOptions{NodeName: "n", Source: podtypes.FileSource, Origin: "/m/bad.yaml"})
 	if perr == nil {
 		t.Fatal("ParseManifest accepted a pod without an image")
 	}
 	p := &fakeProvider{
 		files:   map[string]error{"/m/z.yaml": errors.New("permission denied"), "/m/bad.yaml": perr},
 		url:     "http://cfg/pods",
-		httpErr: fmt.Errorf("GET http://cfg/pods: %w", config.ErrFetch),
+		httpErr: fmt.Errorf("GET http://cfg/pods: %w", manifest.ErrFetch),
 	}
 	c := serve(t, p)
 

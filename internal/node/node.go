@@ -333,3 +333,24 @@ func (n *Node) setCurrent(node *v1.Node) {
 		n.current = node
 	}
 }
+
+// Pressure lists the pressure conditions (MemoryPressure, DiskPressure,
+// PIDPressure) the Node last reported True: what admission refuses new
+// pods under. None before the Node is registered.
+func (n *Node) Pressure() []v1.NodeConditionType {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.current == nil {
+		return nil
+	}
+	var out []v1.NodeConditionType
+	for _, c := range n.current.Status.Conditions {
+		switch c.Type {
+		case v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure:
+			if c.Status == v1.ConditionTrue {
+				out = append(out, c.Type)
+			}
+		}
+	}
+	return out
+}

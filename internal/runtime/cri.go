@@ -34,6 +34,7 @@ type criRuntime interface {
 	Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error)
 	PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error)
 	ListContainerStats(ctx context.Context, filter *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error)
+	ReopenContainerLog(ctx context.Context, containerID string) error
 }
 
 // criImages is the part of the CRI image service the package uses.

@@ -54,7 +54,7 @@ type ServiceEnv interface {
 // A static pod cannot read API objects: it must run while the apiserver is
 // away, and the node may read only objects of pods bound to it through the
 // apiserver. Its manifest may still name a Secret or ConfigMap if the
-// reference is optional (staging/config refuses required ones), and an
+// reference is optional (staging/manifest refuses required ones), and an
 // optional reference resolves as absent without a read. Such a pod cannot
 // be mirrored. Without sources (standalone), an API pod's references fail
 // with ErrUnsupported.

@@ -33,8 +33,10 @@ type ImagePull struct {
 //
 // Pulls use the credentials of the pod's imagePullSecrets, then the
 // node's, that match the image's repository, each in turn until one pull
-// succeeds; a failed pull backs off, per pod and image. pulling, if not nil, is called just
-// before a pull. Errors are *ImageError.
+// succeeds; a failed pull backs off, per pod and image. Pulls wait their
+// turn, and containers asking for one image at once share its pull
+// (pullQueue). pulling, if not nil, is called just before a pull. Errors
+// are *ImageError.
 func (r *Runtime) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, sandbox *runtimeapi.PodSandboxConfig, pulling func(image string)) (*runtimeapi.Image, ImagePull, error) {
 	ref, err := images.ParseReference(c.Image)
 	if err != nil {
@@ -80,7 +82,9 @@ func (r *Runtime) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	}
 	r.log.V(1).Info("pulling image", "image", ref.Image, "credentials", len(auths), "policy", policy)
 	start := r.clock.Now()
-	imageRef, err := r.pull(ctx, spec, auths, sandbox)
+	imageRef, err := r.pulls.pull(ctx, pullKey(ref.Image, auths), func(ctx context.Context) (string, error) {
+		return r.pull(ctx, spec, auths, sandbox)
+	})
 	if err != nil {
 		r.pullBackoff.failed(key, err.Error())
 		return nil, info, &ImageError{Reason: ErrImagePull, Image: c.Image, Err: err, Message: err.Error()}

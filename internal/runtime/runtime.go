@@ -70,6 +70,10 @@ type Options struct {
 	// registry (for nodes without one). Off, Always pulls at every start,
 	// as under the kubelet.
 	ImagePullAlwaysIfAbsent bool
+	// MaxParallelImagePulls bounds the image pulls under way at once (1:
+	// serialized); 0 for no bound. Containers that ask for the same image
+	// with the same credentials at once share one pull.
+	MaxParallelImagePulls int
 
 	// MaxDeadPerContainer is how many exited instances of each container
 	// GarbageCollect keeps (default 1), so that restart counts and the last
@@ -155,6 +159,7 @@ type Runtime struct {
 	backoff *backoff
 	// pullBackoff paces failed image pulls, per pod and image.
 	pullBackoff *pullBackoff
+	pulls       *pullQueue
 	version     VersionInfo
 	host        hostSecurity
 	log         logr.Logger
@@ -193,6 +198,7 @@ func newRuntime(opts Options, rt criRuntime, img criImages) *Runtime {
 		closer:      func() error { return nil },
 		backoff:     newBackoff(opts.Clock, opts.BackoffInitial, opts.BackoffMax, opts.BackoffReset),
 		pullBackoff: newPullBackoff(opts.Clock, opts.BackoffInitial, opts.BackoffMax),
+		pulls:       newPullQueue(opts.MaxParallelImagePulls),
 		log:         opts.Logger.WithName("runtime"),
 		clock:       opts.Clock,
 	}

@@ -15,7 +15,7 @@ import (
 
 // This file maps a pod's and a container's securityContext onto the CRI,
 // and refuses what this node cannot honour. The rules on the manifest's
-// own shape (enums, ranges, contradicting fields) are staging/config's;
+// own shape (enums, ranges, contradicting fields) are staging/manifest's;
 // the rules here depend on the node (its kernel, its profiles) or on the
 // image, so they are decided when the pod is about to run.
 
@@ -173,7 +173,7 @@ func (r *Runtime) checkContainerSecurity(pod *corev1.Pod, c *corev1.Container) e
 // localhostSeccompPath is where a Localhost seccomp profile lives: below
 // the profile root, as the kubelet keeps them below <root-dir>/seccomp.
 // Cleaning it as an absolute path first keeps it below the root whatever
-// it says (staging/config refuses ".." already).
+// it says (staging/manifest refuses ".." already).
 func localhostSeccompPath(root string, p *corev1.SeccompProfile) string {
 	name := ""
 	if p.LocalhostProfile != nil {

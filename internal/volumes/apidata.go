@@ -57,7 +57,7 @@ func (m *Manager) setupAPIData(ctx context.Context, pod *corev1.Pod, v *corev1.V
 		switch {
 		case podtypes.IsStaticPod(pod):
 			// The node may read only its API pods' objects, and a static
-			// pod must run without the apiserver (staging/config refuses
+			// pod must run without the apiserver (staging/manifest refuses
 			// these; this holds even if a manifest got past it).
 			return fail(fmt.Errorf("a static pod's %s volume cannot read API objects: %w", kindName(kind), ErrUnsupportedVolume))
 		case m.sources == nil:

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -20,7 +21,7 @@ import (
 func BenchmarkFilePickup(b *testing.B) {
 	dir := b.TempDir()
 	for i := range 10 {
-		writeFile(b, dir, fmt.Sprintf("static-%d.yaml", i), manifest(fmt.Sprintf("static-%d", i), "registry.local/app:1.0"))
+		writeFile(b, dir, fmt.Sprintf("static-%d.yaml", i), podManifest(fmt.Sprintf("static-%d", i), "registry.local/app:1.0"))
 	}
 	m := NewMerger(MergerOptions{Mode: Incremental})
 	fs, err := NewFileSource(FileOptions{Path: dir, NodeName: testNode, Sink: m})
@@ -37,7 +38,7 @@ func BenchmarkFilePickup(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		name := fmt.Sprintf("bench-%d", i)
-		content := []byte(manifest(name, "registry.local/app:1.0"))
+		content := []byte(podManifest(name, "registry.local/app:1.0"))
 		path := filepath.Join(dir, name+".yaml")
 		start := time.Now()
 		if err := os.WriteFile(path, content, 0o644); err != nil {
@@ -97,7 +98,7 @@ spec:
   volumes:
   - {name: data, hostPath: {path: /var/lib/app-%d, type: DirectoryOrCreate}}
 `, i, i, image, 10000+i, 10000+i, 10000+i, i)
-		p, err := ParseManifest([]byte(data), ParseOptions{NodeName: testNode, Source: podtypes.FileSource, Origin: fmt.Sprintf("/m/app-%d.yaml", i)})
+		p, err := manifest.ParseManifest([]byte(data), manifest.ParseOptions{NodeName: testNode, Source: podtypes.FileSource, Origin: fmt.Sprintf("/m/app-%d.yaml", i)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,11 +14,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/nodeagent/nodeagent/staging/manifest"
 )
 
 // refusal is the precise error expected for one corpus file.
 type wantRefusal struct {
-	reason Reason
+	reason manifest.Reason
 	field  string // the first offending field; "" when the file fails as a whole
 	detail string // a substring of the message
 }
@@ -26,52 +28,52 @@ type wantRefusal struct {
 // corpusRefusals lists every bad manifest of testdata/corpus, plus those
 // that cannot be kept in git and are made by copyCorpus.
 var corpusRefusals = map[string]wantRefusal{
-	"empty.yaml":                {ReasonEmpty, "", "no content"},
-	"blank.yaml":                {ReasonEmpty, "", "no content"},
-	"comments-only.yaml":        {ReasonEmpty, "", "only comments or blank"},
-	"malformed-tab.yaml":        {ReasonSyntax, "", "yaml: line 4: found character that cannot start any token"},
-	"malformed-unclosed.yaml":   {ReasonSyntax, "", "yaml: line"},
-	"malformed-truncated.json":  {ReasonSyntax, "", "unexpected end of JSON input"},
-	"trailing-garbage.json":     {ReasonSyntax, "", "invalid character '}' after top-level value"},
-	"binary-junk.yaml":          {ReasonEncoding, "", "invalid UTF-8 at byte offset 128 (line 2, byte 0x80)"},
-	"binary-junk.json":          {ReasonEncoding, "", "invalid UTF-8 at byte offset 62 (line 1, byte 0x81)"},
-	"alias-bomb.yaml":           {ReasonTooLarge, "", "excessive aliasing"},
-	"top-level-list.yaml":       {ReasonSyntax, "", "the document is not an object"},
-	"wrong-type.yaml":           {ReasonSyntax, "spec.containers", "want []v1.Container, got string"},
-	"wrong-kind.yaml":           {ReasonKind, "kind", `Unsupported value: "Deployment"`},
-	"wrong-apiversion.yaml":     {ReasonKind, "apiVersion", `Unsupported value: "apps/v1"`},
-	"missing-kind.json":         {ReasonKind, "kind", "Required value"},
-	"kind-list.yaml":            {ReasonKind, "kind", `Unsupported value: "List"`},
-	"two-documents.yaml":        {ReasonKind, "", "holds 2 YAML documents"},
-	"unknown-field.yaml":        {ReasonStrict, "spec.containers[0].imagee", "unknown field"},
-	"unknown-top-field.json":    {ReasonStrict, "specs", "unknown field"},
-	"wrong-case-field.json":     {ReasonStrict, "spec.Containers", "unknown field"},
-	"duplicate-key.yaml":        {ReasonStrict, "", `key "name" already set in map`},
-	"missing-name.yaml":         {ReasonInvalid, "metadata.name", "a static pod needs a name"},
-	"bad-name.yaml":             {ReasonInvalid, "metadata.name", "RFC 1123 subdomain"},
-	"name-too-long.yaml":        {ReasonInvalid, "metadata.name", "must be no more than 253 characters"},
-	"bad-namespace.yaml":        {ReasonInvalid, "metadata.namespace", "RFC 1123 label"},
-	"no-containers.yaml":        {ReasonInvalid, "spec.containers", "a pod needs at least one container"},
-	"duplicate-containers.yaml": {ReasonInvalid, "spec.containers[1].name", `Duplicate value: "main"`},
-	"empty-image.yaml":          {ReasonInvalid, "spec.containers[0].image", "a container needs an image"},
-	"bad-port.yaml":             {ReasonInvalid, "spec.containers[0].ports[0].containerPort", "must be between 1 and 65535"},
-	"bad-protocol.yaml":         {ReasonInvalid, "spec.containers[0].ports[0].protocol", `Unsupported value: "HTTP"`},
-	"duplicate-volumes.yaml":    {ReasonInvalid, "spec.volumes[1].name", `Duplicate value: "data"`},
-	"mount-unknown-volume.yaml": {ReasonInvalid, "spec.containers[0].volumeMounts[0].name", `Not found: "nope"`},
-	"bad-restart-policy.yaml":   {ReasonInvalid, "spec.restartPolicy", `Unsupported value: "Sometimes"`},
-	"negative-grace.yaml":       {ReasonInvalid, "spec.terminationGracePeriodSeconds", "must be >= 0"},
-	"secret-volume.yaml":        {ReasonInvalid, "spec.volumes[0].secret", "static pods may not reference secrets"},
-	"mirror-annotation.yaml":    {ReasonInvalid, "metadata.annotations[kubernetes.io/config.mirror]", "may not declare itself a mirror pod"},
-	"podlist-one-invalid.json":  {ReasonInvalid, "items[1].spec.containers[0].image", "a container needs an image"},
-	"dup-of-good.yaml":          {ReasonDuplicate, "", "pod full name good-node1_default is already defined by "},
+	"empty.yaml":                {manifest.ReasonEmpty, "", "no content"},
+	"blank.yaml":                {manifest.ReasonEmpty, "", "no content"},
+	"comments-only.yaml":        {manifest.ReasonEmpty, "", "only comments or blank"},
+	"malformed-tab.yaml":        {manifest.ReasonSyntax, "", "yaml: line 4: found character that cannot start any token"},
+	"malformed-unclosed.yaml":   {manifest.ReasonSyntax, "", "yaml: line"},
+	"malformed-truncated.json":  {manifest.ReasonSyntax, "", "unexpected end of JSON input"},
+	"trailing-garbage.json":     {manifest.ReasonSyntax, "", "invalid character '}' after top-level value"},
+	"binary-junk.yaml":          {manifest.ReasonEncoding, "", "invalid UTF-8 at byte offset 128 (line 2, byte 0x80)"},
+	"binary-junk.json":          {manifest.ReasonEncoding, "", "invalid UTF-8 at byte offset 62 (line 1, byte 0x81)"},
+	"alias-bomb.yaml":           {manifest.ReasonTooLarge, "", "excessive aliasing"},
+	"top-level-list.yaml":       {manifest.ReasonSyntax, "", "the document is not an object"},
+	"wrong-type.yaml":           {manifest.ReasonSyntax, "spec.containers", "want []v1.Container, got string"},
+	"wrong-kind.yaml":           {manifest.ReasonKind, "kind", `Unsupported value: "Deployment"`},
+	"wrong-apiversion.yaml":     {manifest.ReasonKind, "apiVersion", `Unsupported value: "apps/v1"`},
+	"missing-kind.json":         {manifest.ReasonKind, "kind", "Required value"},
+	"kind-list.yaml":            {manifest.ReasonKind, "kind", `Unsupported value: "List"`},
+	"two-documents.yaml":        {manifest.ReasonKind, "", "holds 2 YAML documents"},
+	"unknown-field.yaml":        {manifest.ReasonStrict, "spec.containers[0].imagee", "unknown field"},
+	"unknown-top-field.json":    {manifest.ReasonStrict, "specs", "unknown field"},
+	"wrong-case-field.json":     {manifest.ReasonStrict, "spec.Containers", "unknown field"},
+	"duplicate-key.yaml":        {manifest.ReasonStrict, "", `key "name" already set in map`},
+	"missing-name.yaml":         {manifest.ReasonInvalid, "metadata.name", "a static pod needs a name"},
+	"bad-name.yaml":             {manifest.ReasonInvalid, "metadata.name", "RFC 1123 subdomain"},
+	"name-too-long.yaml":        {manifest.ReasonInvalid, "metadata.name", "must be no more than 253 characters"},
+	"bad-namespace.yaml":        {manifest.ReasonInvalid, "metadata.namespace", "RFC 1123 label"},
+	"no-containers.yaml":        {manifest.ReasonInvalid, "spec.containers", "a pod needs at least one container"},
+	"duplicate-containers.yaml": {manifest.ReasonInvalid, "spec.containers[1].name", `Duplicate value: "main"`},
+	"empty-image.yaml":          {manifest.ReasonInvalid, "spec.containers[0].image", "a container needs an image"},
+	"bad-port.yaml":             {manifest.ReasonInvalid, "spec.containers[0].ports[0].containerPort", "must be between 1 and 65535"},
+	"bad-protocol.yaml":         {manifest.ReasonInvalid, "spec.containers[0].ports[0].protocol", `Unsupported value: "HTTP"`},
+	"duplicate-volumes.yaml":    {manifest.ReasonInvalid, "spec.volumes[1].name", `Duplicate value: "data"`},
+	"mount-unknown-volume.yaml": {manifest.ReasonInvalid, "spec.containers[0].volumeMounts[0].name", `Not found: "nope"`},
+	"bad-restart-policy.yaml":   {manifest.ReasonInvalid, "spec.restartPolicy", `Unsupported value: "Sometimes"`},
+	"negative-grace.yaml":       {manifest.ReasonInvalid, "spec.terminationGracePeriodSeconds", "must be >= 0"},
+	"secret-volume.yaml":        {manifest.ReasonInvalid, "spec.volumes[0].secret", "static pods may not reference secrets"},
+	"mirror-annotation.yaml":    {manifest.ReasonInvalid, "metadata.annotations[kubernetes.io/config.mirror]", "may not declare itself a mirror pod"},
+	"podlist-one-invalid.json":  {manifest.ReasonInvalid, "items[1].spec.containers[0].image", "a container needs an image"},
+	"dup-of-good.yaml":          {manifest.ReasonDuplicate, "", "pod full name good-node1_default is already defined by "},
 	// Made at test time.
-	"oversize.yaml":  {ReasonTooLarge, "", "the limit is 524288"},
-	"loop.yaml":      {ReasonRead, "", "symlink loop"},
-	"dangling.yaml":  {ReasonRead, "", "broken symlink"},
-	"fifo.yaml":      {ReasonRead, "", "not a regular file"},
-	"chain-a.yaml":   {ReasonRead, "", "symlink loop"},
-	"chain-b.yaml":   {ReasonRead, "", "symlink loop"},
-	"huge-line.yaml": {ReasonTooLarge, "", "the limit is 524288"},
+	"oversize.yaml":  {manifest.ReasonTooLarge, "", "the limit is 524288"},
+	"loop.yaml":      {manifest.ReasonRead, "", "symlink loop"},
+	"dangling.yaml":  {manifest.ReasonRead, "", "broken symlink"},
+	"fifo.yaml":      {manifest.ReasonRead, "", "not a regular file"},
+	"chain-a.yaml":   {manifest.ReasonRead, "", "symlink loop"},
+	"chain-b.yaml":   {manifest.ReasonRead, "", "symlink loop"},
+	"huge-line.yaml": {manifest.ReasonTooLarge, "", "the limit is 524288"},
 }
 
 // corpusIgnored are left alone by design: no pod, no error.
@@ -99,16 +101,16 @@ func copyCorpus(t *testing.T) string {
 		writeFile(t, dir, e.Name(), string(data))
 	}
 	// A valid manifest padded with a comment to just over MaxManifestBytes.
-	padding := strings.Repeat("# padding padding padding padding padding padding padding padding\n", MaxManifestBytes/66+1)
-	writeFile(t, dir, "oversize.yaml", manifest("oversize", "busybox:1.36")+padding)
-	writeFile(t, dir, "huge-line.yaml", "# "+strings.Repeat("x", MaxManifestBytes)+"\n")
+	padding := strings.Repeat("# padding padding padding padding padding padding padding padding\n", manifest.MaxManifestBytes/66+1)
+	writeFile(t, dir, "oversize.yaml", podManifest("oversize", "busybox:1.36")+padding)
+	writeFile(t, dir, "huge-line.yaml", "# "+strings.Repeat("x", manifest.MaxManifestBytes)+"\n")
 	must(t, os.Symlink("loop.yaml", filepath.Join(dir, "loop.yaml")))
 	must(t, os.Symlink("chain-b.yaml", filepath.Join(dir, "chain-a.yaml")))
 	must(t, os.Symlink("chain-a.yaml", filepath.Join(dir, "chain-b.yaml")))
 	must(t, os.Symlink("does-not-exist.yaml", filepath.Join(dir, "dangling.yaml")))
 	must(t, syscall.Mkfifo(filepath.Join(dir, "fifo.yaml"), 0o644))
 	must(t, os.Mkdir(filepath.Join(dir, "subdir.yaml"), 0o755))
-	writeFile(t, filepath.Join(dir, "subdir.yaml"), "inner.yaml", manifest("inner", "busybox:1.36"))
+	writeFile(t, filepath.Join(dir, "subdir.yaml"), "inner.yaml", podManifest("inner", "busybox:1.36"))
 	must(t, os.Symlink("subdir.yaml", filepath.Join(dir, "link-to-dir.yaml")))
 	return dir
 }
@@ -159,7 +161,7 @@ func TestCorpus(t *testing.T) {
 
 	expect(t, m, "ADD file [file:good-node1 file:zz-good-node1]")
 	checkRefusals(t, dir, fsrc.Errors())
-	wantMerger := []Refusal{{Source: file, FullName: "clash-node1_default", Reason: ReasonDuplicate}}
+	wantMerger := []Refusal{{Source: file, FullName: "clash-node1_default", Reason: manifest.ReasonDuplicate}}
 	gotMerger := m.Refused()
 	for i := range gotMerger {
 		gotMerger[i].UID, gotMerger[i].Message = "", ""
@@ -183,14 +185,14 @@ func TestCorpus(t *testing.T) {
 			writeFile(t, dir, name, "\x00garbage")
 		}
 	}
-	writeFile(t, dir, "sentinel.yaml", manifest("sentinel", "busybox:1.36"))
+	writeFile(t, dir, "sentinel.yaml", podManifest("sentinel", "busybox:1.36"))
 	expect(t, m, "ADD file [file:sentinel-node1]")
 	// File pods, then the apiserver's clash-node1, which kept its name.
 	if diff := cmp.Diff([]string{"good-node1", "sentinel-node1", "zz-good-node1", "clash-node1"}, mergedNames(m)); diff != "" {
 		t.Errorf("pods (-want +got):\n%s", diff)
 	}
 	for name, err := range fsrc.Errors() {
-		if !errors.Is(err, ErrManifest) {
+		if !errors.Is(err, manifest.ErrManifest) {
 			t.Errorf("%s: %v is not a manifest refusal", name, err)
 		}
 	}
@@ -201,7 +203,7 @@ func checkRefusals(t *testing.T, dir string, errs map[string]error) {
 	for name, want := range corpusRefusals {
 		path := filepath.Join(dir, name)
 		err := errs[path]
-		var me *ManifestError
+		var me *manifest.ManifestError
 		if !errors.As(err, &me) {
 			t.Errorf("%s: error %v, want a *ManifestError", name, err)
 			continue

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -45,9 +46,9 @@ spec:
 	for files.Err(bad) == nil {
 		time.Sleep(time.Millisecond)
 	}
-	var me *config.ManifestError
+	var me *manifest.ManifestError
 	if errors.As(files.Err(bad), &me) {
-		fmt.Println(me.Reason, me.Field(), errors.Is(me, config.ErrStrict))
+		fmt.Println(me.Reason, me.Field(), errors.Is(me, manifest.ErrStrict))
 	}
 	fmt.Println("pods:", len(merger.Pods()))
 
@@ -58,13 +59,4 @@ spec:
 	// file source ready: true
 	// UnknownField spec.containers[0].imagee true
 	// pods: 1
-}
-
-func ExampleParseManifest() {
-	_, err := config.ParseManifest([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},
-		"spec":{"containers":[{"name":"a","image":"nginx"},{"name":"a","image":""}]}}`),
-		config.ParseOptions{NodeName: "node1", Source: podtypes.FileSource, Origin: "/etc/nodeagent/manifests/web.json"})
-	fmt.Println(err)
-	// Output:
-	// /etc/nodeagent/manifests/web.json: pod is invalid: spec.containers[1].name: Duplicate value: "a"; spec.containers[1].image: Required value: a container needs an image
 }

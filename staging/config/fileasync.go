@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -154,13 +155,22 @@ func (s *FileSource) applyReads(ctx context.Context, reads *asyncReads, r fileRe
 }
 
 // stop ends the reads under way and waits for them: a read is bounded by
-// MaxManifestBytes, so this is short.
+// manifest.MaxManifestBytes, so this is short.
 func (a *asyncReads) stop() {
 	a.cancel()
 	a.wg.Wait()
 	clear(a.s.reading)
 	clear(a.s.open)
 }
+
+// readResult says what manifest.ReadFile found.
+type readResult int
+
+const (
+	readOK     readResult = iota
+	readAbsent            // gone, or a directory: not a manifest
+	readFailed            // there, but refused; the error says why
+)
 
 // fileRead is what reading one manifest found. It is made off the Run
 // goroutine and applied on it.
@@ -193,13 +203,15 @@ type fileRead struct {
 func (s *FileSource) read(path string, last *[sha256.Size]byte, holds bool, attempt int) fileRead {
 	r := fileRead{path: path, attempt: attempt}
 	before, statErr := os.Stat(path)
-	data, res, err := readManifestFile(path, s.opts.MaxFileBytes)
-	r.res, r.err = res, err
-	switch res {
-	case readAbsent:
-		r.unsettled = holds && attempt == 0
+	data, found, err := manifest.ReadFile(path, s.opts.MaxFileBytes)
+	r.err = err
+	switch {
+	case err != nil:
+		r.res = readFailed
 		return r
-	case readFailed:
+	case !found:
+		r.res = readAbsent
+		r.unsettled = holds && attempt == 0
 		return r
 	}
 	after, afterErr := os.Stat(path)
@@ -213,7 +225,7 @@ func (s *FileSource) read(path string, last *[sha256.Size]byte, holds bool, atte
 		r.unchanged = true // same content: same pods, or the same refusal
 		return r
 	}
-	r.pods, r.err = s.parse(data, ParseOptions{
+	r.pods, r.err = s.parse(data, manifest.ParseOptions{
 		NodeName: s.opts.NodeName, Source: podtypes.FileSource, Origin: path, Now: s.opts.Clock.Now(),
 	})
 	return r

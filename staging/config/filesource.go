@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -39,7 +40,7 @@ type FileOptions struct {
 	// inotify misses (symlink targets, network filesystems); default 20s.
 	ResyncInterval time.Duration
 	// MaxFileBytes bounds a manifest's size; default and at most
-	// MaxManifestBytes.
+	// manifest.MaxManifestBytes.
 	MaxFileBytes int64
 	// RetryMax caps the backoff while Path does not exist; default 5s.
 	RetryMax time.Duration
@@ -89,8 +90,8 @@ type FileSource struct {
 	open       map[uint64]int
 	unresolved map[uint64]bool
 	picked     []time.Time
-	// parse is ParseManifest; a test may slow it down.
-	parse      func([]byte, ParseOptions) ([]*corev1.Pod, error)
+	// parse is manifest.ParseManifest; a test may slow it down.
+	parse      func([]byte, manifest.ParseOptions) ([]*corev1.Pod, error)
 	sent       bool // a SET was sent since the path (re)appeared
 	singleFile string
 
@@ -107,11 +108,8 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		return nil, errors.New("config: FileOptions.NodeName is required")
 	case opts.Sink == nil:
 		return nil, errors.New("config: FileOptions.Sink is required")
-	case opts.MaxFileBytes > MaxManifestBytes:
-		return nil, fmt.Errorf("config: FileOptions.MaxFileBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", opts.MaxFileBytes, MaxManifestBytes)
-	}
-	if len(opts.Extensions) == 0 {
-		opts.Extensions = defaultExtensions
+	case opts.MaxFileBytes > manifest.MaxManifestBytes:
+		return nil, fmt.Errorf("config: FileOptions.MaxFileBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", opts.MaxFileBytes, manifest.MaxManifestBytes)
 	}
 	if opts.Debounce <= 0 {
 		opts.Debounce = 5 * time.Millisecond
@@ -120,7 +118,7 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		opts.ResyncInterval = 20 * time.Second
 	}
 	if opts.MaxFileBytes <= 0 {
-		opts.MaxFileBytes = MaxManifestBytes
+		opts.MaxFileBytes = manifest.MaxManifestBytes
 	}
 	if opts.RetryMax <= 0 {
 		opts.RetryMax = 5 * time.Second
@@ -147,7 +145,7 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		reading:    make(map[string]*readUnderWay),
 		open:       make(map[uint64]int),
 		unresolved: make(map[uint64]bool),
-		parse:      ParseManifest,
+		parse:      manifest.ParseManifest,
 		published:  make(map[string]error),
 	}, nil
 }
@@ -173,7 +171,7 @@ func (s *FileSource) candidate(name string) bool {
 	if s.singleFile != "" {
 		return name == s.singleFile
 	}
-	return !isEditorArtifact(name) && hasExtension(name, s.opts.Extensions)
+	return manifest.IsManifestName(name, s.opts.Extensions...)
 }
 
 // refreshResult says what a read of one file found.

@@ -45,7 +45,7 @@ func collect(m *Merger, d time.Duration) []podtypes.PodUpdate {
 // pod.
 func TestFileSourceSameContentRewrittenInALoopChangesNothing(t *testing.T) {
 	dir := t.TempDir()
-	content := manifest("web", "img:1")
+	content := podManifest("web", "img:1")
 	path := writeFile(t, dir, "web.yaml", content)
 	_, m := runFileSource(t, FileOptions{Path: dir})
 	expect(t, m, "ADD file [file:web-node1]")
@@ -70,7 +70,7 @@ func TestFileSourceSameContentRewrittenInALoopChangesNothing(t *testing.T) {
 // once per change interval, and ends with the newest content.
 func TestFileSourceFlappingContentIsRateLimited(t *testing.T) {
 	dir := t.TempDir()
-	a, b := manifest("web", "img:a"), manifest("web", "img:b")
+	a, b := podManifest("web", "img:a"), podManifest("web", "img:b")
 	path := writeFile(t, dir, "web.yaml", a)
 	const interval = 500 * time.Millisecond
 	_, m := runFileSource(t, FileOptions{Path: dir, ChangeInterval: interval})
@@ -112,7 +112,7 @@ func TestFileSourceFlappingContentIsRateLimited(t *testing.T) {
 // deleting) keeps its pod; one really removed loses it.
 func TestFileSourceRemovedAndRecreatedKeepsThePod(t *testing.T) {
 	dir := t.TempDir()
-	content := manifest("web", "img:1")
+	content := podManifest("web", "img:1")
 	path := writeFile(t, dir, "web.yaml", content)
 	_, m := runFileSource(t, FileOptions{Path: dir, Debounce: time.Millisecond, SettleDelay: 200 * time.Millisecond})
 	expect(t, m, "ADD file [file:web-node1]")

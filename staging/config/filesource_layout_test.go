@@ -3,7 +3,6 @@ package config
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,9 +14,9 @@ func TestFileSourceIgnoresEditorFiles(t *testing.T) {
 	expect(t, m, "ADD file []")
 	for i, name := range []string{".web.yaml.swp", "web.yaml~", "#web.yaml#", ".#web.yaml", "4913", "web.yaml.bak",
 		"web.yaml.tmp", "web.yaml.orig", "web.yaml.dpkg-old", "web.yaml.rpmnew", "web.yaml___jb_tmp___", ".hidden.yaml", "notes.txt", "README"} {
-		writeFile(t, dir, name, manifest("ignored"+string(rune('a'+i)), "img:1"))
+		writeFile(t, dir, name, podManifest("ignored"+string(rune('a'+i)), "img:1"))
 	}
-	writeFile(t, dir, "web.yaml", manifest("web", "img:1"))
+	writeFile(t, dir, "web.yaml", podManifest("web", "img:1"))
 	expect(t, m, "ADD file [file:web-node1]")
 	if diff := cmp.Diff([]string{"web-node1"}, mergedNames(m)); diff != "" {
 		t.Errorf("pods (-want +got):\n%s", diff)
@@ -26,9 +25,9 @@ func TestFileSourceIgnoresEditorFiles(t *testing.T) {
 
 func TestFileSourceExtensionsAreConfigurable(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, "a.yaml", manifest("a", "img:1"))
-	writeFile(t, dir, "b.manifest", manifest("b", "img:1"))
-	writeFile(t, dir, "c.MANIFEST", manifest("c", "img:1"))
+	writeFile(t, dir, "a.yaml", podManifest("a", "img:1"))
+	writeFile(t, dir, "b.manifest", podManifest("b", "img:1"))
+	writeFile(t, dir, "c.MANIFEST", podManifest("c", "img:1"))
 	_, m := runFileSource(t, FileOptions{Path: dir, Extensions: []string{".manifest"}})
 	expect(t, m, "ADD file [file:b-node1 file:c-node1]")
 }
@@ -37,7 +36,7 @@ func TestFileSourcePicksUpAnAtomicRename(t *testing.T) {
 	dir := t.TempDir()
 	_, m := runFileSource(t, FileOptions{Path: dir})
 	expect(t, m, "ADD file []")
-	tmp := writeFile(t, dir, ".web.yaml.tmp-123", manifest("web", "img:1"))
+	tmp := writeFile(t, dir, ".web.yaml.tmp-123", podManifest("web", "img:1"))
 	if err := os.Rename(tmp, filepath.Join(dir, "web.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +52,8 @@ func TestFileSourceFollowsAtomicWriterSymlinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeFile(t, filepath.Join(dir, "..v1"), "web.yaml", manifest("web", "img:1"))
-	writeFile(t, filepath.Join(dir, "..v2"), "web.yaml", manifest("web", "img:2"))
+	writeFile(t, filepath.Join(dir, "..v1"), "web.yaml", podManifest("web", "img:1"))
+	writeFile(t, filepath.Join(dir, "..v2"), "web.yaml", podManifest("web", "img:2"))
 	must(t, os.Symlink("..v1", filepath.Join(dir, "..data")))
 	must(t, os.Symlink("..data/web.yaml", filepath.Join(dir, "web.yaml")))
 	_, m := runFileSource(t, FileOptions{Path: dir})
@@ -70,36 +69,16 @@ func TestFileSourceFollowsAtomicWriterSymlinks(t *testing.T) {
 
 func TestFileSourceSingleFile(t *testing.T) {
 	dir := t.TempDir()
-	path := writeFile(t, dir, "pod.manifest", manifest("web", "img:1"))
-	writeFile(t, dir, "other.yaml", manifest("other", "img:1"))
+	path := writeFile(t, dir, "pod.manifest", podManifest("web", "img:1"))
+	writeFile(t, dir, "other.yaml", podManifest("other", "img:1"))
 	_, m := runFileSource(t, FileOptions{Path: path})
 	expect(t, m, "ADD file [file:web-node1]")
-	writeFile(t, dir, "another.yaml", manifest("another", "img:1"))
-	writeFile(t, dir, "pod.manifest", manifest("web", "img:2"))
+	writeFile(t, dir, "another.yaml", podManifest("another", "img:1"))
+	writeFile(t, dir, "pod.manifest", podManifest("web", "img:2"))
 	expect(t, m, "REMOVE file [file:web-node1]")
 	expect(t, m, "ADD file [file:web-node1]")
 	must(t, os.Remove(path))
 	expect(t, m, "REMOVE file [file:web-node1]")
-}
-
-func TestEditorArtifactsAndExtensions(t *testing.T) {
-	exts := []string{".yaml", ".yml", ".json"}
-	manifests := []string{"web.yaml", "web.yml", "web.json", "WEB.YAML", "kube-apiserver.yaml", "a.b.yaml"}
-	ignored := []string{".web.yaml", ".web.yaml.swp", "web.yaml.swp", "web.yaml~", "#web.yaml#", ".#web.yaml", "4913",
-		"web.yaml.bak", "web.yaml.tmp", "web.yaml.kate-swp", "web.yaml___jb_old___", "..data", "web", "web.txt", ".yaml", "yaml"}
-	for _, n := range manifests {
-		if isEditorArtifact(n) || !hasExtension(n, exts) {
-			t.Errorf("%q should be read", n)
-		}
-	}
-	for _, n := range ignored {
-		if !isEditorArtifact(n) && hasExtension(n, exts) {
-			t.Errorf("%q should be ignored", n)
-		}
-	}
-	if !slices.Contains(ignored, "4913") {
-		t.Fatal("vim's write test file must be listed")
-	}
 }
 
 func must(t *testing.T, err error) {

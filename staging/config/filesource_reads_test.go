@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -26,7 +27,7 @@ func TestFileSourcePicksUpAManifestWhileAnotherIsParsed(t *testing.T) {
 	}
 	parsing := make(chan struct{}, 1)
 	release := make(chan struct{})
-	fs.parse = func(data []byte, opts ParseOptions) ([]*corev1.Pod, error) {
+	fs.parse = func(data []byte, opts manifest.ParseOptions) ([]*corev1.Pod, error) {
 		if filepath.Base(opts.Origin) == "big.yaml" {
 			select {
 			case parsing <- struct{}{}:
@@ -37,7 +38,7 @@ func TestFileSourcePicksUpAManifestWhileAnotherIsParsed(t *testing.T) {
 			case <-time.After(20 * time.Second): // the test has failed; let Run end
 			}
 		}
-		return ParseManifest(data, opts)
+		return manifest.ParseManifest(data, opts)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -45,13 +46,13 @@ func TestFileSourcePicksUpAManifestWhileAnotherIsParsed(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	expect(t, m, "ADD file []")
 
-	writeFile(t, dir, "big.yaml", string(largePodList(MaxManifestBytes)))
+	writeFile(t, dir, "big.yaml", string(largePodList(manifest.MaxManifestBytes)))
 	select {
 	case <-parsing:
 	case <-time.After(10 * time.Second):
 		t.Fatal("big.yaml was not parsed")
 	}
-	writeFile(t, dir, "small.yaml", manifest("small", "i:1"))
+	writeFile(t, dir, "small.yaml", podManifest("small", "i:1"))
 	expect(t, m, "ADD file [file:small-node1]")
 	close(release)
 	u := next(t, m.Updates())
@@ -73,7 +74,7 @@ func TestFileSourceRereadsAFileChangedWhileItIsRead(t *testing.T) {
 	parsing := make(chan struct{})
 	release := make(chan struct{})
 	first := true
-	fs.parse = func(data []byte, opts ParseOptions) ([]*corev1.Pod, error) {
+	fs.parse = func(data []byte, opts manifest.ParseOptions) ([]*corev1.Pod, error) {
 		if first { // only one read of a file runs at a time
 			first = false
 			close(parsing)
@@ -82,7 +83,7 @@ func TestFileSourceRereadsAFileChangedWhileItIsRead(t *testing.T) {
 			case <-time.After(20 * time.Second):
 			}
 		}
-		return ParseManifest(data, opts)
+		return manifest.ParseManifest(data, opts)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -90,9 +91,9 @@ func TestFileSourceRereadsAFileChangedWhileItIsRead(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	expect(t, m, "ADD file []")
 
-	writeFile(t, dir, "web.yaml", manifest("web", "img:1"))
+	writeFile(t, dir, "web.yaml", podManifest("web", "img:1"))
 	<-parsing
-	writeFile(t, dir, "web.yaml", manifest("web", "img:2"))
+	writeFile(t, dir, "web.yaml", podManifest("web", "img:2"))
 	time.Sleep(50 * time.Millisecond) // let the second write's events in, most of the time
 	close(release)
 	eventually(t, "the pod of the second version", func() bool {
@@ -108,9 +109,9 @@ func TestFileSourceRereadsAFileChangedWhileItIsRead(t *testing.T) {
 func BenchmarkFilePickupBesideALargeManifest(b *testing.B) {
 	dir := b.TempDir()
 	for i := range 10 {
-		writeFile(b, dir, fmt.Sprintf("static-%d.yaml", i), manifest(fmt.Sprintf("static-%d", i), "registry.local/app:1.0"))
+		writeFile(b, dir, fmt.Sprintf("static-%d.yaml", i), podManifest(fmt.Sprintf("static-%d", i), "registry.local/app:1.0"))
 	}
-	large := largePodList(MaxManifestBytes)
+	large := largePodList(manifest.MaxManifestBytes)
 	writeFile(b, dir, "large.yaml", string(large))
 	m := NewMerger(MergerOptions{Mode: Incremental})
 	fs, err := NewFileSource(FileOptions{Path: dir, NodeName: testNode, Sink: m})
@@ -136,7 +137,7 @@ func BenchmarkFilePickupBesideALargeManifest(b *testing.B) {
 		name := fmt.Sprintf("bench-%d", i)
 		path := filepath.Join(dir, name+".yaml")
 		start := time.Now()
-		if err := os.WriteFile(path, []byte(manifest(name, "registry.local/app:1.0")), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(podManifest(name, "registry.local/app:1.0")), 0o644); err != nil {
 			b.Fatal(err)
 		}
 		sawLarge := false

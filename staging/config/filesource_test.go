@@ -14,6 +14,7 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -71,14 +72,14 @@ func mergedNames(m *Merger) []string { return podNames(m.Pods()) }
 
 func TestFileSourceFollowsTheDirectory(t *testing.T) {
 	dir := t.TempDir()
-	a := writeFile(t, dir, "a.yaml", manifest("a", "img:1"))
+	a := writeFile(t, dir, "a.yaml", podManifest("a", "img:1"))
 	_, m := runFileSource(t, FileOptions{Path: dir})
 	expect(t, m, "ADD file [file:a-node1]")
 
 	b := writeFile(t, dir, "b.json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"},"spec":{"containers":[{"name":"c","image":"img:1"}]}}`)
 	expect(t, m, "ADD file [file:b-node1]")
 
-	writeFile(t, dir, "a.yaml", manifest("a", "img:2"))
+	writeFile(t, dir, "a.yaml", podManifest("a", "img:2"))
 	// An edit changes the static pod's UID: the old pod goes, the new comes.
 	expect(t, m, "REMOVE file [file:a-node1]")
 	u := next(t, m.Updates())
@@ -96,20 +97,20 @@ func TestFileSourceFollowsTheDirectory(t *testing.T) {
 	if err := os.Chtimes(a, now, now); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, dir, "c.yml", manifest("c", "img:1"))
+	writeFile(t, dir, "c.yml", podManifest("c", "img:1"))
 	expect(t, m, "ADD file [file:c-node1]")
 }
 
 func TestFileSourceKeepsTheLastAcceptedPodOfABrokenFile(t *testing.T) {
 	dir := t.TempDir()
-	path := writeFile(t, dir, "web.yaml", manifest("web", "img:1"))
-	writeFile(t, dir, "other.yaml", manifest("other", "img:1"))
+	path := writeFile(t, dir, "web.yaml", podManifest("web", "img:1"))
+	writeFile(t, dir, "other.yaml", podManifest("other", "img:1"))
 	fs, m := runFileSource(t, FileOptions{Path: dir})
 	expect(t, m, "ADD file [file:other-node1 file:web-node1]")
 
-	writeFile(t, dir, "web.yaml", strings.Replace(manifest("web", "img:2"), "image:", "imagee:", 1))
+	writeFile(t, dir, "web.yaml", strings.Replace(podManifest("web", "img:2"), "image:", "imagee:", 1))
 	eventually(t, "the refusal of web.yaml", func() bool { return fs.Err(path) != nil })
-	if err := fs.Err(path); !errors.Is(err, ErrStrict) || !strings.Contains(err.Error(), path+": ") ||
+	if err := fs.Err(path); !errors.Is(err, manifest.ErrStrict) || !strings.Contains(err.Error(), path+": ") ||
 		!strings.Contains(err.Error(), "spec.containers[0].imagee") {
 		t.Errorf("Err(web.yaml) = %v", err)
 	}
@@ -120,7 +121,7 @@ func TestFileSourceKeepsTheLastAcceptedPodOfABrokenFile(t *testing.T) {
 		t.Errorf("web runs %s, want the last accepted img:1", img)
 	}
 
-	writeFile(t, dir, "web.yaml", manifest("web", "img:2"))
+	writeFile(t, dir, "web.yaml", podManifest("web", "img:2"))
 	expect(t, m, "REMOVE file [file:web-node1]")
 	expect(t, m, "ADD file [file:web-node1]")
 	if err := fs.Err(path); err != nil {
@@ -140,7 +141,7 @@ func TestFileSourceWaitsForAMissingDirectory(t *testing.T) {
 		t.Errorf("Errors()[dir] = %v, want ErrPathMissing", err)
 	}
 	must(t, os.Mkdir(dir+".tmp", 0o755))
-	writeFile(t, dir+".tmp", "web.yaml", manifest("web", "img:1"))
+	writeFile(t, dir+".tmp", "web.yaml", podManifest("web", "img:1"))
 	must(t, os.Rename(dir+".tmp", dir))
 	expect(t, m, "ADD file [file:web-node1]")
 	if errs := fs.Errors(); len(errs) != 0 {
@@ -151,21 +152,21 @@ func TestFileSourceWaitsForAMissingDirectory(t *testing.T) {
 	must(t, os.RemoveAll(dir))
 	expect(t, m, "REMOVE file [file:web-node1]")
 	must(t, os.Mkdir(dir, 0o755))
-	writeFile(t, dir, "web.yaml", manifest("web", "img:1"))
+	writeFile(t, dir, "web.yaml", podManifest("web", "img:1"))
 	expect(t, m, "ADD file [file:web-node1]")
 }
 
 func TestFileSourceDuplicateNamesAcrossFiles(t *testing.T) {
 	dir := t.TempDir()
-	a := writeFile(t, dir, "a.yaml", manifest("web", "img:1"))
-	b := writeFile(t, dir, "b.yaml", manifest("web", "img:2"))
+	a := writeFile(t, dir, "a.yaml", podManifest("web", "img:1"))
+	b := writeFile(t, dir, "b.yaml", podManifest("web", "img:2"))
 	fs, m := runFileSource(t, FileOptions{Path: dir})
 	u := next(t, m.Updates())
 	if summarize(u) != "ADD file [file:web-node1]" || u.Pods[0].Spec.Containers[0].Image != "img:1" {
 		t.Fatalf("first: %s with %s; want a.yaml's pod", summarize(u), u.Pods[0].Spec.Containers[0].Image)
 	}
 	want := b + ": pod full name is already in use: pod full name web-node1_default is already defined by " + a
-	if err := fs.Err(b); err == nil || err.Error() != want || !errors.Is(err, ErrDuplicate) {
+	if err := fs.Err(b); err == nil || err.Error() != want || !errors.Is(err, manifest.ErrDuplicate) {
 		t.Errorf("Err(b.yaml) = %v\nwant %s", err, want)
 	}
 	// The holder goes: the other file's pod takes the name.
@@ -182,13 +183,13 @@ func TestFileSourceDuplicateNamesAcrossFiles(t *testing.T) {
 
 func TestFileSourceResyncReadsWhatInotifyMisses(t *testing.T) {
 	dir, elsewhere := t.TempDir(), t.TempDir()
-	target := writeFile(t, elsewhere, "web.yaml", manifest("web", "img:1"))
+	target := writeFile(t, elsewhere, "web.yaml", podManifest("web", "img:1"))
 	must(t, os.Symlink(target, filepath.Join(dir, "web.yaml")))
 	clk := clocktesting.NewFakeClock(time.Now())
 	_, m := runFileSource(t, FileOptions{Path: dir, Clock: clk})
 	expect(t, m, "ADD file [file:web-node1]")
 
-	writeFile(t, elsewhere, "web.yaml", manifest("web", "img:2")) // no event in dir
+	writeFile(t, elsewhere, "web.yaml", podManifest("web", "img:2")) // no event in dir
 	eventually(t, "the resync timer", clk.HasWaiters)
 	clk.Step(20 * time.Second)
 	expect(t, m, "REMOVE file [file:web-node1]")
@@ -204,7 +205,7 @@ func TestFileSourceRecordsPickupLatency(t *testing.T) {
 	dir := t.TempDir()
 	_, m := runFileSource(t, FileOptions{Path: dir, Metrics: met})
 	expect(t, m, "ADD file []")
-	writeFile(t, dir, "web.yaml", manifest("web", "img:1"))
+	writeFile(t, dir, "web.yaml", podManifest("web", "img:1"))
 	expect(t, m, "ADD file [file:web-node1]")
 	writeFile(t, dir, "bad.yaml", "kind: Nope\n")
 	eventually(t, "a refusal counted", func() bool {

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -139,7 +140,7 @@ func (st *fileState) resolveOnce() (changed bool) {
 		accepted, err := e.pods, e.invalid
 		if err == nil {
 			if holder, name := free(path, e.parsed); holder != "" {
-				err = &ManifestError{Origin: path, Reason: ReasonDuplicate,
+				err = &manifest.ManifestError{Origin: path, Reason: manifest.ReasonDuplicate,
 					Detail: fmt.Sprintf("pod full name %s is already defined by %s", name, holder)}
 			} else {
 				accepted = e.parsed

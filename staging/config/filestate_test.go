@@ -10,13 +10,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // parsedAt parses a one-pod manifest as the file source would at path.
 func parsedAt(t *testing.T, path, name, image string) []*corev1.Pod {
 	t.Helper()
-	pods, err := ParseManifest([]byte(manifest(name, image)), ParseOptions{NodeName: "node1", Source: podtypes.FileSource, Origin: path})
+	pods, err := manifest.ParseManifest([]byte(podManifest(name, image)), manifest.ParseOptions{NodeName: "node1", Source: podtypes.FileSource, Origin: path})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,8 +136,8 @@ func podNames(pods []*corev1.Pod) []string {
 	return out
 }
 
-// manifest is a valid static pod manifest named name with one container.
-func manifest(name, image string) string {
+// podManifest is a valid static pod manifest named name with one container.
+func podManifest(name, image string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\nspec:\n  containers:\n  - name: main\n    image: %s\n", name, image)
 }
 

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -33,7 +34,7 @@ type HTTPOptions struct {
 	Interval time.Duration
 	// Timeout bounds one request, body included; default 10s.
 	Timeout time.Duration
-	// MaxBodyBytes bounds the body; default and at most MaxManifestBytes.
+	// MaxBodyBytes bounds the body; default and at most manifest.MaxManifestBytes.
 	MaxBodyBytes int64
 	// Client defaults to a plain http.Client. The source uses a copy whose
 	// CheckRedirect applies its redirect rules before the client's own.
@@ -75,8 +76,8 @@ func NewHTTPSource(opts HTTPOptions) (*HTTPSource, error) {
 		return nil, errors.New("config: HTTPOptions.NodeName is required")
 	case opts.Sink == nil:
 		return nil, errors.New("config: HTTPOptions.Sink is required")
-	case opts.MaxBodyBytes > MaxManifestBytes:
-		return nil, fmt.Errorf("config: HTTPOptions.MaxBodyBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", opts.MaxBodyBytes, MaxManifestBytes)
+	case opts.MaxBodyBytes > manifest.MaxManifestBytes:
+		return nil, fmt.Errorf("config: HTTPOptions.MaxBodyBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", opts.MaxBodyBytes, manifest.MaxManifestBytes)
 	}
 	u, err := url.Parse(opts.URL)
 	if err == nil {
@@ -92,7 +93,7 @@ func NewHTTPSource(opts HTTPOptions) (*HTTPSource, error) {
 		opts.Timeout = 10 * time.Second
 	}
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = MaxManifestBytes
+		opts.MaxBodyBytes = manifest.MaxManifestBytes
 	}
 	client := http.Client{}
 	if opts.Client != nil {
@@ -155,11 +156,11 @@ func (s *HTTPSource) poll(ctx context.Context) {
 	}
 	s.lastSum, s.haveSum = sum, true
 	if len(bytes.TrimSpace(data)) == 0 {
-		s.report(&s.bodyErr, &ManifestError{Origin: s.origin, Reason: ReasonEmpty,
+		s.report(&s.bodyErr, &manifest.ManifestError{Origin: s.origin, Reason: manifest.ReasonEmpty,
 			Detail: "empty body; the pods last accepted are kept (serve an empty PodList to remove them)"})
 		return
 	}
-	pods, err := ParseManifest(data, ParseOptions{
+	pods, err := manifest.ParseManifest(data, manifest.ParseOptions{
 		NodeName: s.opts.NodeName, Source: podtypes.HTTPSource, Origin: s.origin, Now: s.opts.Clock.Now(),
 	})
 	if err != nil {
@@ -176,32 +177,32 @@ func (s *HTTPSource) poll(ctx context.Context) {
 func (s *HTTPSource) fetch(ctx context.Context) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	fail := func(reason Reason, format string, args ...any) error {
-		return &ManifestError{Origin: s.origin, Reason: reason, Detail: fmt.Sprintf(format, args...)}
+	fail := func(reason manifest.Reason, format string, args ...any) error {
+		return &manifest.ManifestError{Origin: s.origin, Reason: reason, Detail: fmt.Sprintf(format, args...)}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.opts.URL, nil)
 	if err != nil {
-		return nil, fail(ReasonFetch, "%v", redactError(err))
+		return nil, fail(manifest.ReasonFetch, "%v", redactError(err))
 	}
 	req.Header = s.opts.Header.Clone()
 	resp, err := s.opts.Client.Do(req)
 	if err != nil {
-		return nil, fail(ReasonFetch, "%v", redactError(err))
+		return nil, fail(manifest.ReasonFetch, "%v", redactError(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fail(ReasonFetch, "HTTP status %s", resp.Status)
+		return nil, fail(manifest.ReasonFetch, "HTTP status %s", resp.Status)
 	}
 	limit := s.opts.MaxBodyBytes
 	if resp.ContentLength > limit {
-		return nil, fail(ReasonTooLarge, "Content-Length %d, the limit is %d", resp.ContentLength, limit)
+		return nil, fail(manifest.ReasonTooLarge, "Content-Length %d, the limit is %d", resp.ContentLength, limit)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, fail(ReasonFetch, "reading the body: %v", err)
+		return nil, fail(manifest.ReasonFetch, "reading the body: %v", err)
 	}
 	if int64(len(data)) > limit {
-		return nil, fail(ReasonTooLarge, "body longer than the limit of %d bytes", limit)
+		return nil, fail(manifest.ReasonTooLarge, "body longer than the limit of %d bytes", limit)
 	}
 	return data, nil
 }

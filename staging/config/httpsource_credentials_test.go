@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -67,7 +68,7 @@ func redirectTo(url string) func(http.ResponseWriter, *http.Request) {
 }
 
 func serveManifest(w http.ResponseWriter, _ *http.Request) {
-	_, _ = w.Write([]byte(manifest("web", "i:1")))
+	_, _ = w.Write([]byte(podManifest("web", "i:1")))
 }
 
 // pollOnce makes a source for url and header, polls it once, and returns
@@ -255,7 +256,7 @@ func TestHTTPSourceRedirectsLeakNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	src.poll(context.Background())
-	if err := src.Err(); !errors.Is(err, ErrFetch) || !strings.Contains(err.Error(), "leaves https for http") {
+	if err := src.Err(); !errors.Is(err, manifest.ErrFetch) || !strings.Contains(err.Error(), "leaves https for http") {
 		t.Errorf("https to http: err %v, want the redirect refused", err)
 	}
 }
@@ -269,14 +270,14 @@ func TestHTTPSourceFollowsOnlyHTTPAndABoundedChain(t *testing.T) {
 		s, _ := pollOnce(t, start(t, srv).URL+"/pods", nil)
 		scheme, _, _ := strings.Cut(target, ":")
 		want := fmt.Sprintf("scheme %q refused: only http and https are followed", scheme)
-		if err := s.Err(); !errors.Is(err, ErrFetch) || !strings.Contains(err.Error(), want) {
+		if err := s.Err(); !errors.Is(err, manifest.ErrFetch) || !strings.Contains(err.Error(), want) {
 			t.Errorf("redirect to %s: Err() = %v, want ErrFetch saying %q", target, err, want)
 		}
 	}
 
 	loop := &recordingServer{next: func(w http.ResponseWriter, r *http.Request) { redirectTo(r.URL.Path+"x")(w, r) }}
 	s, _ := pollOnce(t, start(t, loop).URL+"/pods", nil)
-	if err := s.Err(); !errors.Is(err, ErrFetch) || !strings.Contains(err.Error(), fmt.Sprintf("stopped after %d redirects", maxRedirects)) {
+	if err := s.Err(); !errors.Is(err, manifest.ErrFetch) || !strings.Contains(err.Error(), fmt.Sprintf("stopped after %d redirects", maxRedirects)) {
 		t.Errorf("endless redirects: Err() = %v, want ErrFetch saying it stopped", err)
 	}
 	if n := len(loop.requests()); n != maxRedirects+1 {

@@ -12,6 +12,7 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -83,7 +84,7 @@ const httpPodList = `{"apiVersion":"v1","kind":"PodList","items":[
  {"metadata":{"name":"b"},"spec":{"containers":[{"name":"c","image":"i:1"}]}}]}`
 
 func TestHTTPSourceKeepsTheLastGoodPods(t *testing.T) {
-	srv := &fakeServer{status: http.StatusOK, body: manifest("web", "i:1")}
+	srv := &fakeServer{status: http.StatusOK, body: podManifest("web", "i:1")}
 	s, m, poll := runHTTPSource(t, srv, HTTPOptions{Header: http.Header{"Authorization": {"Bearer t0k"}}})
 	expect(t, m, "ADD http [http:web-node1]")
 
@@ -99,12 +100,12 @@ func TestHTTPSourceKeepsTheLastGoodPods(t *testing.T) {
 		is     error
 		detail string
 	}{
-		{"server error", http.StatusInternalServerError, "oops", ErrFetch, "HTTP status 500"},
-		{"not found", http.StatusNotFound, "", ErrFetch, "HTTP status 404"},
-		{"empty body", http.StatusOK, "", ErrEmpty, "serve an empty PodList"},
-		{"malformed", http.StatusOK, "{not json", ErrSyntax, "invalid character"},
-		{"one invalid pod in the list", http.StatusOK, strings.Replace(httpPodList, `"image":"i:1"}]}}]`, `"image":""}]}}]`, 1), ErrInvalid, "items[1].spec.containers[0].image"},
-		{"wrong kind", http.StatusOK, `{"apiVersion":"v1","kind":"Service"}`, ErrKind, `"Service"`},
+		{"server error", http.StatusInternalServerError, "oops", manifest.ErrFetch, "HTTP status 500"},
+		{"not found", http.StatusNotFound, "", manifest.ErrFetch, "HTTP status 404"},
+		{"empty body", http.StatusOK, "", manifest.ErrEmpty, "serve an empty PodList"},
+		{"malformed", http.StatusOK, "{not json", manifest.ErrSyntax, "invalid character"},
+		{"one invalid pod in the list", http.StatusOK, strings.Replace(httpPodList, `"image":"i:1"}]}}]`, `"image":""}]}}]`, 1), manifest.ErrInvalid, "items[1].spec.containers[0].image"},
+		{"wrong kind", http.StatusOK, `{"apiVersion":"v1","kind":"Service"}`, manifest.ErrKind, `"Service"`},
 	}
 	for _, st := range steps {
 		srv.set(st.status, st.body)
@@ -134,22 +135,22 @@ func TestHTTPSourceKeepsTheLastGoodPods(t *testing.T) {
 }
 
 func TestHTTPSourceBoundsBodyAndTime(t *testing.T) {
-	srv := &fakeServer{status: http.StatusOK, body: manifest("web", "i:1") + "# " + strings.Repeat("x", 2000) + "\n"}
+	srv := &fakeServer{status: http.StatusOK, body: podManifest("web", "i:1") + "# " + strings.Repeat("x", 2000) + "\n"}
 	s, m, poll := runHTTPSource(t, srv, HTTPOptions{MaxBodyBytes: 1000, Timeout: 50 * time.Millisecond})
 	eventually(t, "the size refusal", func() bool { return s.Err() != nil })
-	if err := s.Err(); !errors.Is(err, ErrTooLarge) {
+	if err := s.Err(); !errors.Is(err, manifest.ErrTooLarge) {
 		t.Errorf("Err() = %v, want ErrTooLarge", err)
 	}
-	srv.set(http.StatusOK, manifest("web", "i:1"))
+	srv.set(http.StatusOK, podManifest("web", "i:1"))
 	poll()
 	expect(t, m, "ADD http [http:web-node1]")
 
 	srv.mu.Lock()
 	srv.delay = time.Second
 	srv.mu.Unlock()
-	srv.set(http.StatusOK, manifest("web", "i:2"))
+	srv.set(http.StatusOK, podManifest("web", "i:2"))
 	poll()
-	if err := s.Err(); !errors.Is(err, ErrFetch) || !strings.Contains(err.Error(), "deadline exceeded") {
+	if err := s.Err(); !errors.Is(err, manifest.ErrFetch) || !strings.Contains(err.Error(), "deadline exceeded") {
 		t.Errorf("Err() after a slow server = %v, want a timeout", err)
 	}
 	if out := drain(m.Updates()); len(out) != 0 {

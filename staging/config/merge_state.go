@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -86,7 +87,7 @@ func (m *Merger) upsert(src podtypes.Source, ref *corev1.Pod, old, next map[type
 		return
 	}
 	if ref.UID == "" {
-		m.refuse(src, ref, ReasonInvalid, "it has no UID")
+		m.refuse(src, ref, manifest.ReasonInvalid, "it has no UID")
 		return
 	}
 	if ref.Annotations == nil {
@@ -106,7 +107,7 @@ func (m *Merger) upsert(src podtypes.Source, ref *corev1.Pod, old, next map[type
 	if !podtypes.IsMirrorPod(ref) {
 		full := podtypes.PodFullName(ref)
 		if h, held := m.names[full]; held && h.uid != ref.UID && (h.source != src || staying == nil || staying.Has(h.uid)) {
-			m.refuse(src, ref, ReasonDuplicate, "its full name is already used by pod "+string(h.uid)+" from source "+string(h.source))
+			m.refuse(src, ref, manifest.ReasonDuplicate, "its full name is already used by pod "+string(h.uid)+" from source "+string(h.source))
 			return
 		}
 		m.names[full] = holder{source: src, uid: ref.UID}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -104,7 +105,7 @@ func TestMergerReportsAndListsRefusals(t *testing.T) {
 	mustMerge(t, m, set(file, testPod("a", "file-ua"), testPod("nouid", "")))
 
 	want := []Refusal{{
-		Source: file, FullName: "a_default", UID: "file-ua", Reason: ReasonDuplicate,
+		Source: file, FullName: "a_default", UID: "file-ua", Reason: manifest.ReasonDuplicate,
 		Message: "pod a_default (uid file-ua) from source file refused: its full name is already used by pod ua from source api",
 	}}
 	if diff := cmp.Diff(want, m.Refused()); diff != "" {

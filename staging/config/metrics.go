@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/component-base/metrics"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -58,7 +59,7 @@ func (m *Metrics) observePickup(d time.Duration) {
 	}
 }
 
-func (m *Metrics) countRefused(source podtypes.Source, reason Reason) {
+func (m *Metrics) countRefused(source podtypes.Source, reason manifest.Reason) {
 	if m != nil {
 		m.refused.WithLabelValues(string(source), string(reason)).Inc()
 	}

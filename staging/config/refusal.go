@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -22,7 +24,7 @@ type Refusal struct {
 	Source   podtypes.Source
 	FullName string
 	UID      types.UID
-	Reason   Reason
+	Reason   manifest.Reason
 	Message  string
 }
 
@@ -50,7 +52,7 @@ func (m *Merger) Refused() []Refusal {
 }
 
 // refuse records, reports and holds back a pod; m.mu is held.
-func (m *Merger) refuse(src podtypes.Source, pod *corev1.Pod, reason Reason, why string) {
+func (m *Merger) refuse(src podtypes.Source, pod *corev1.Pod, reason manifest.Reason, why string) {
 	msg := fmt.Sprintf("pod %s (uid %s) from source %s refused: %s", podtypes.PodFullName(pod), pod.UID, src, why)
 	if origin := podtypes.ConfigOrigin(pod); origin != "" {
 		msg = fmt.Sprintf("pod %s (uid %s) from %s refused: %s", podtypes.PodFullName(pod), pod.UID, origin, why)
@@ -110,4 +112,13 @@ func (m *Merger) readmit(src podtypes.Source, d *diff) {
 
 func sourceIndex(s podtypes.Source) int {
 	return slices.Index(podtypes.Sources(), s)
+}
+
+// reasonOf returns the reason of a refusal, or ReasonRead for other errors.
+func reasonOf(err error) manifest.Reason {
+	var me *manifest.ManifestError
+	if errors.As(err, &me) {
+		return me.Reason
+	}
+	return manifest.ReasonRead
 }

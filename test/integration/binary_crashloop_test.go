@@ -17,7 +17,7 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/localapi"
-	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -165,7 +165,7 @@ func (h *agentHarness) divergence() []string {
 		if err != nil {
 			continue
 		}
-		pods, err := config.ParseManifest(data, config.ParseOptions{NodeName: h.node, Source: podtypes.FileSource, Origin: path})
+		pods, err := manifest.ParseManifest(data, manifest.ParseOptions{NodeName: h.node, Source: podtypes.FileSource, Origin: path})
 		if err != nil || len(pods) != 1 {
 			return []string{fmt.Sprintf("manifest %s: %v", e.Name(), err)}
 		}

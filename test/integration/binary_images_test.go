@@ -283,3 +283,42 @@ func TestBinaryImagePullBackOffGrows(t *testing.T) {
 	})
 	t.Logf("attempts %v; status %s", got, findContainer(p, "main").Message)
 }
+
+// TestBinaryImageOnePullForManyPods: 20 pods that ask at once for an image
+// the node lacks make the registry resolve its tag as often as one pod
+// alone does: their containers share one pull.
+func TestBinaryImageOnePullForManyPods(t *testing.T) {
+	h := newAgent(t)
+	resolves := func(repo string) int {
+		t.Helper()
+		n, err := env.Registry.Requests("/v2/"+repo+"/manifests/1 ", `user=""`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	pull := func(repo string, pods int) int {
+		t.Helper()
+		image := env.Registry.Image(repo + ":1")
+		removeImage(t, image)
+		if _, err := env.Registry.PushBusybox(repo+":1", "REPO="+repo); err != nil {
+			t.Fatal(err)
+		}
+		before := resolves(repo)
+		for i := range pods {
+			c := shContainer("main", sleepForever)
+			c.Image, c.ImagePullPolicy = image, corev1.PullIfNotPresent
+			h.writeManifest(testPod(fmt.Sprintf("%s-%d", filepath.Base(repo), i), c))
+		}
+		for i := range pods {
+			h.waitPod(fmt.Sprintf("%s-%d", filepath.Base(repo), i), "running", 2*time.Minute, runningContainer("main"))
+		}
+		return resolves(repo) - before
+	}
+	one := pull("public/one-pod", 1)
+	many := pull("public/twenty-pods", 20)
+	t.Logf("tag resolved %d time(s) for one pod, %d for 20", one, many)
+	if one == 0 || many != one {
+		t.Errorf("the registry resolved the tag %d times for 20 pods, %d for one: want one pull's worth", many, one)
+	}
+}

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeagent/nodeagent/internal/localapi"
-	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/test/integration/framework"
 )
@@ -312,7 +312,7 @@ func (h *agentHarness) writeManifest(pod *corev1.Pod) string {
 		h.t.Fatal(err)
 	}
 	path := filepath.Join(h.manifests, pod.Name+".yaml")
-	if _, err := config.ParseManifest(data, config.ParseOptions{NodeName: h.node, Source: podtypes.FileSource, Origin: path}); err != nil {
+	if _, err := manifest.ParseManifest(data, manifest.ParseOptions{NodeName: h.node, Source: podtypes.FileSource, Origin: path}); err != nil {
 		h.t.Fatalf("the test's manifest is refused: %v\n%s", err, data)
 	}
 	h.writeRaw(filepath.Base(path), data)

@@ -7,6 +7,7 @@ require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/nodeagent/nodeagent v0.0.0
 	github.com/nodeagent/nodeagent/staging/config v0.0.0
+	github.com/nodeagent/nodeagent/staging/manifest v0.0.0
 	github.com/nodeagent/nodeagent/staging/mirror v0.0.0
 	github.com/nodeagent/nodeagent/staging/podtypes v0.0.0
 	google.golang.org/grpc v1.82.1
@@ -120,6 +121,7 @@ require (
 replace (
 	github.com/nodeagent/nodeagent => ../..
 	github.com/nodeagent/nodeagent/staging/config => ../../staging/config
+	github.com/nodeagent/nodeagent/staging/manifest => ../../staging/manifest
 	github.com/nodeagent/nodeagent/staging/mirror => ../../staging/mirror
 	github.com/nodeagent/nodeagent/staging/objectcache => ../../staging/objectcache
 	github.com/nodeagent/nodeagent/staging/podtypes => ../../staging/podtypes

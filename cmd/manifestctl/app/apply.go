@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/manifest"
 )
 
 // waitFlags are the flags of every command that can wait for the agent.
@@ -79,7 +79,7 @@ type plan struct {
 	source  string        // FILE as given
 	data    []byte        // its bytes
 	target  string        // where it goes in the manifest directory
-	current *manifest     // what target holds now, if anything
+	current *manifestFile // what target holds now, if anything
 	pods    []*corev1.Pod // FILE's pods as the agent will see them at target
 	same    bool          // target already holds these bytes
 }
@@ -92,7 +92,7 @@ func (c *cli) planApply(file string) (*plan, error) {
 	}
 	node := c.settings.NodeName
 	// Validated under its own name first, so every problem names FILE.
-	pods, err := config.ReadManifestFile(file, parseOptions(node, file))
+	pods, err := manifest.ReadManifestFile(file, parseOptions(node, file))
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (c *cli) planApply(file string) (*plan, error) {
 	}
 	if p.current == nil {
 		name := filepath.Base(file)
-		if !config.IsManifestName(name) {
+		if !manifest.IsManifestName(name) {
 			return nil, fmt.Errorf("%s: the agent reads only files named *.yaml, *.yml or *.json, not hidden or backup files: rename it", file)
 		}
 		p.target = filepath.Join(dir, name)
@@ -141,7 +141,7 @@ func (c *cli) planApply(file string) (*plan, error) {
 			}
 		}
 	}
-	if p.pods, err = config.ParseManifest(data, parseOptions(node, p.target)); err != nil {
+	if p.pods, err = manifest.ParseManifest(data, parseOptions(node, p.target)); err != nil {
 		return nil, err
 	}
 	if old, err := readBounded(p.target); err == nil && bytes.Equal(old, data) {

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeagent/nodeagent/internal/localapi"
-	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/manifest"
 )
 
 func newGetCommand(c *cli) *cobra.Command {
@@ -171,7 +171,7 @@ func (c *cli) listOffline(name string) (listing, error) {
 	return l, nil
 }
 
-func firstTaken(m manifest, taken map[string]string) string {
+func firstTaken(m manifestFile, taken map[string]string) string {
 	for _, n := range fullNames(m.Pods) {
 		if _, ok := taken[n]; ok {
 			return n
@@ -318,7 +318,7 @@ func orNone(s string) string {
 
 func refusalOf(path string, err error) localapi.ManifestError {
 	e := localapi.ManifestError{Origin: path, Message: err.Error()}
-	var me *config.ManifestError
+	var me *manifest.ManifestError
 	if errors.As(err, &me) {
 		e.Reason = string(me.Reason)
 		for _, f := range me.Fields {

@@ -9,12 +9,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/manifest"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
-// manifest is one file of the manifest directory as the agent reads it.
-type manifest struct {
+// manifestFile is one file of the manifest directory as the agent reads it.
+type manifestFile struct {
 	Path string
 	Pods []*corev1.Pod // nil when refused
 	Err  error
@@ -22,26 +22,26 @@ type manifest struct {
 
 // parseOptions are the agent's: a pod's UID, and so its config hash,
 // hashes the node name and the file's path as well as the manifest.
-func parseOptions(node, origin string) config.ParseOptions {
-	return config.ParseOptions{NodeName: node, Source: podtypes.FileSource, Origin: origin}
+func parseOptions(node, origin string) manifest.ParseOptions {
+	return manifest.ParseOptions{NodeName: node, Source: podtypes.FileSource, Origin: origin}
 }
 
 // scanDir reads every manifest of dir, in name order, as the agent does.
 // It does not check names across files; the agent refuses the second
 // file to define a full name, and apply refuses to write one.
-func scanDir(dir, node string) ([]manifest, error) {
+func scanDir(dir, node string) ([]manifestFile, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("manifest directory: %w", err)
 	}
-	var out []manifest
+	var out []manifestFile
 	for _, e := range entries {
-		if e.IsDir() || !config.IsManifestName(e.Name()) {
+		if e.IsDir() || !manifest.IsManifestName(e.Name()) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		pods, err := config.ReadManifestFile(path, parseOptions(node, path))
-		out = append(out, manifest{Path: path, Pods: pods, Err: err})
+		pods, err := manifest.ReadManifestFile(path, parseOptions(node, path))
+		out = append(out, manifestFile{Path: path, Pods: pods, Err: err})
 	}
 	return out, nil
 }
@@ -60,22 +60,22 @@ func nameMatches(pod *corev1.Pod, name, node string) bool {
 
 // lookup finds, in the manifest directory, the manifest that defines the
 // pod name or is named so.
-func (c *cli) lookup(name string) (manifest, error) {
+func (c *cli) lookup(name string) (manifestFile, error) {
 	dir, err := c.settings.manifestDir()
 	if err != nil {
-		return manifest{}, err
+		return manifestFile{}, err
 	}
 	ms, err := scanDir(dir, c.settings.NodeName)
 	if err != nil {
-		return manifest{}, err
+		return manifestFile{}, err
 	}
 	return findManifest(ms, dir, name, c.settings.NodeName)
 }
 
 // findManifest returns the manifest of dir that defines the pod name, or
 // the one named so (a path, or a file name in dir).
-func findManifest(ms []manifest, dir, name, node string) (manifest, error) {
-	var found []manifest
+func findManifest(ms []manifestFile, dir, name, node string) (manifestFile, error) {
+	var found []manifestFile
 	for _, m := range ms {
 		if m.Path == name || filepath.Base(m.Path) == name || (filepath.IsAbs(name) && filepath.Clean(name) == m.Path) {
 			return m, nil
@@ -86,7 +86,7 @@ func findManifest(ms []manifest, dir, name, node string) (manifest, error) {
 	}
 	switch len(found) {
 	case 0:
-		return manifest{}, fmt.Errorf("no manifest in %s defines a pod %q (nor is a file of that name)", dir, name)
+		return manifestFile{}, fmt.Errorf("no manifest in %s defines a pod %q (nor is a file of that name)", dir, name)
 	case 1:
 		return found[0], nil
 	}
@@ -94,7 +94,7 @@ func findManifest(ms []manifest, dir, name, node string) (manifest, error) {
 	for i, m := range found {
 		paths[i] = m.Path
 	}
-	return manifest{}, fmt.Errorf("pod %q is defined by %d files (the agent runs the first): %s", name, len(found), strings.Join(paths, ", "))
+	return manifestFile{}, fmt.Errorf("pod %q is defined by %d files (the agent runs the first): %s", name, len(found), strings.Join(paths, ", "))
 }
 
 // fullNames lists the full names (name_namespace) of pods.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/manifest"
 )
 
 func newValidateCommand(c *cli) *cobra.Command {
@@ -27,7 +27,7 @@ if any manifest would be refused.`,
 func (c *cli) validate(paths []string) error {
 	bad := 0
 	check := func(path string) {
-		pods, err := config.ReadManifestFile(path, parseOptions(c.settings.NodeName, path))
+		pods, err := manifest.ReadManifestFile(path, parseOptions(c.settings.NodeName, path))
 		if err != nil {
 			bad++
 			printRefusal(c.errOut, err)
@@ -53,7 +53,7 @@ func (c *cli) validate(paths []string) error {
 			continue
 		}
 		for _, e := range entries {
-			if !e.IsDir() && config.IsManifestName(e.Name()) {
+			if !e.IsDir() && manifest.IsManifestName(e.Name()) {
 				check(filepath.Join(p, e.Name()))
 			}
 		}
@@ -67,7 +67,7 @@ func (c *cli) validate(paths []string) error {
 
 // printRefusal prints a refusal one field to a line: file, field, reason.
 func printRefusal(w io.Writer, err error) {
-	var me *config.ManifestError
+	var me *manifest.ManifestError
 	if !errors.As(err, &me) || len(me.Fields) == 0 {
 		fmt.Fprintf(w, "%v\n", err)
 		return

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/manifest"
 )
 
 // writeAtomic replaces path with data so that the agent reads either the
@@ -83,7 +83,7 @@ func backup(dir, path string) error {
 	return writeAtomic(filepath.Join(dir, filepath.Base(path)), data, fileMode(path))
 }
 
-// readBounded reads a file of at most config.MaxManifestBytes, the most a
+// readBounded reads a file of at most manifest.MaxManifestBytes, the most a
 // manifest may hold.
 func readBounded(path string) ([]byte, error) {
 	// Opening a FIFO would block: only a regular file is read.
@@ -97,12 +97,12 @@ func readBounded(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, config.MaxManifestBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, manifest.MaxManifestBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(data) > config.MaxManifestBytes {
-		return nil, fmt.Errorf("%s: larger than a manifest may be (%d bytes)", path, config.MaxManifestBytes)
+	if len(data) > manifest.MaxManifestBytes {
+		return nil, fmt.Errorf("%s: larger than a manifest may be (%d bytes)", path, manifest.MaxManifestBytes)
 	}
 	return data, nil
 }

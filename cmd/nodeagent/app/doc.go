@@ -10,6 +10,7 @@
 // and an HTTP URL; it needs no apiserver:
 //
 //	runtime.go   cgroups -> runtime (CRI) -> volumes
+//	containerlogs.go  runtime -> rotation of the containers' log files
 //	sources.go   merger <- file source, HTTP source (built after the restore)
 //	agent.go     checkpoint (bbolt) -> agent <- merger, runtime, volumes
 //	             agent.Restore: the checkpointed pods, before any source runs

@@ -39,6 +39,7 @@ type Options struct {
 	CheckpointFile        string
 	NodeName              string
 	PodLogDir             string
+	ContainerLogs         ContainerLogs
 	CgroupRoot            string
 	CgroupDriver          string
 	AllowedUnsafeSysctls  []string
@@ -51,6 +52,7 @@ type Options struct {
 	// ImagePullAlwaysIfAbsent makes imagePullPolicy Always act as
 	// IfNotPresent (offline-first nodes without a registry).
 	ImagePullAlwaysIfAbsent bool
+	ImagePulls              ImagePulls
 
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
@@ -102,6 +104,8 @@ func NewOptions() *Options {
 		RuntimeRequestTimeout:      2 * time.Minute,
 		RootDir:                    configfile.DefaultRootDir,
 		PodLogDir:                  configfile.DefaultPodLogDir,
+		ContainerLogs:              defaultContainerLogs(),
+		ImagePulls:                 ImagePulls{Serialize: true},
 		CgroupRoot:                 "/nodeagent",
 		CgroupDriver:               string(cgroups.DriverCgroupfs),
 		ResolvConf:                 defaultResolvConf,
@@ -141,6 +145,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CheckpointFile, "checkpoint-file", o.CheckpointFile, "bbolt file (mode 0600) where the agent remembers its static pods across restarts; \"none\" disables it (default: <root-dir>/checkpoint.db)")
 	fs.StringVar(&o.NodeName, "node-name", "", "this node's name; static pods are named <name>-<node-name> (default: the hostname, lowercased)")
 	fs.StringVar(&o.PodLogDir, "pod-log-dir", o.PodLogDir, "directory of the pods' container logs")
+	o.addContainerLogFlags(fs)
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "cgroup under which the pods' QoS tree (kubepods) is made")
 	fs.StringVar(&o.CgroupDriver, "cgroup-driver", o.CgroupDriver, "how pod cgroups are named: cgroupfs, or systemd (slices, as the kubelet names them; needs systemd as init); the container runtime must use the same")
 	fs.StringSliceVar(&o.AllowedUnsafeSysctls, "allowed-unsafe-sysctls", o.AllowedUnsafeSysctls, "unsafe sysctls pods may set besides the safe ones, as names or patterns ending in * (kernel.msg*,net.core.somaxconn), each of a namespaced sysctl; a pod setting any other is refused (SysctlForbidden), static or not")
@@ -148,6 +153,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.addDNSFlags(fs)
 	fs.BoolVar(&o.ImagePullAlwaysIfAbsent, "image-pull-always-if-absent", o.ImagePullAlwaysIfAbsent,
 		"imagePullPolicy Always pulls only an image that is absent, as IfNotPresent does (for nodes without a registry); default: Always pulls at every container start, as under the kubelet")
+	o.addImagePullFlags(fs)
 
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
 	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")
@@ -206,6 +212,8 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateConnected()...)
 	errs = append(errs, o.validateNodeAPI()...)
 	errs = append(errs, o.validateDNS()...)
+	errs = append(errs, o.validateContainerLogs()...)
+	errs = append(errs, o.validateImagePulls()...)
 	if o.NodeName == "" {
 		bad("--node-name is empty and the hostname is unknown")
 	} else if msgs := validation.IsDNS1123Subdomain(o.NodeName); len(msgs) > 0 {

@@ -42,6 +42,7 @@ func (o *Options) newRuntime(ctx context.Context, from apiObjects, log logr.Logg
 		MemoryCapacity: machine.MemoryBytes,
 		// Always pulls at each start unless the node runs offline-first.
 		ImagePullAlwaysIfAbsent: o.ImagePullAlwaysIfAbsent,
+		MaxParallelImagePulls:   o.ImagePulls.parallelPulls(),
 		// The node's registry credentials, where the kubelet looks.
 		NodeDockerConfigPaths: images.NodeDockerConfigPaths(o.RootDir),
 		// Localhost seccomp profiles, where the kubelet keeps them.

@@ -36,6 +36,10 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
+	rotator, err := o.newLogRotation(rt, log)
+	if err != nil {
+		return err
+	}
 	ev := newEvents(ctx, o.NodeName, conn)
 	defer ev.shutdown()
 	sources, err := o.newPodSources(reg, ev, conn != nil, log)
@@ -68,7 +72,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		return err
 	}
 
-	parts := parts{ag.Run, api.Run, startPages{ready: ready, log: log}.Run}
+	parts := parts{ag.Run, api.Run, rotator.Run, startPages{ready: ready, log: log}.Run}
 	parts = append(parts, sources.runs()...)
 	if o.ServeAddress != "" {
 		serve, err := newServing(o.ServeAddress, reg, ready, o.Profiling, log)
