@@ -22,7 +22,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	conn := newConnection(o, reg, log) // nil in standalone mode, as what needs it
+	conn := newConnection(o, reg, log) // nil in standalone mode
 	from, err := o.newAPIObjects(reg, log)
 	if err != nil {
 		return err
