@@ -15,6 +15,6 @@
 //
 // Use it as:
 //
-//	n, err := node.New(node.Options{Name: "worker-1", Client: clientset, ...})
-//	go n.Run(ctx) // until ctx ends
+//	n, err := node.New(node.Options{Name: "worker-1", ...})
+//	go n.Run(ctx, clientset) // until ctx ends
 package node

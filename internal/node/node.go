@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/apimachinery/lease"
 	"k8s.io/utils/clock"
@@ -27,6 +28,8 @@ type Node struct {
 	clock    clock.WithTicker
 	observer observer
 	pressure *pressures
+	// client is the node's own, given to Run before anything is sent.
+	client kubernetes.Interface
 
 	// kick wakes the status loop when the watch shows the Node changed
 	// under the agent (deleted, recreated, marked by a controller).
@@ -73,10 +76,11 @@ func New(opts Options) (*Node, error) {
 	}, nil
 }
 
-// Run registers the Node, then keeps its status and Lease current until
-// ctx ends. An apiserver that cannot be reached is retried with backoff;
-// it never ends Run.
-func (n *Node) Run(ctx context.Context) error {
+// Run registers the Node with client, then keeps its status and Lease
+// current until ctx ends. An apiserver that cannot be reached is retried
+// with backoff; it never ends Run. It may be called once.
+func (n *Node) Run(ctx context.Context, client kubernetes.Interface) error {
+	n.client = client
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	reflector := n.watchNode()
@@ -248,7 +252,7 @@ func conditionsEqual(a, b []corev1.NodeCondition) bool {
 // before the Node is registered.
 func (n *Node) leaseController() lease.Controller {
 	renew := time.Duration(n.opts.LeaseDuration) * time.Second / 4
-	return lease.NewController(n.clock, n.opts.Client, n.opts.Name, n.opts.LeaseDuration, nil, renew,
+	return lease.NewController(n.clock, n.client, n.opts.Name, n.opts.LeaseDuration, nil, renew,
 		n.opts.Name, corev1.NamespaceNodeLease, n.setLeaseOwner)
 }
 

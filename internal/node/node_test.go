@@ -64,7 +64,9 @@ type harness struct {
 
 const testNode = "worker-1"
 
-func start(t *testing.T, objs []any, tweak func(*Options)) *harness {
+// start runs a Node against a fake apiserver holding objs; tweak may change
+// its options and prepend reactors to the client before it runs.
+func start(t *testing.T, objs []any, tweak func(*Options, *fake.Clientset)) *harness {
 	t.Helper()
 	var objects []runtimeObject
 	for _, o := range objs {
@@ -87,17 +89,17 @@ func start(t *testing.T, objs []any, tweak func(*Options)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Name: testNode, Client: h.client, Runtime: h.rt, Machine: m, RootDir: t.TempDir(),
+	opts := Options{Name: testNode, Runtime: h.rt, Machine: m, RootDir: t.TempDir(),
 		Labels: map[string]string{"example.com/role": "edge"}, AgentVersion: "v0.0.0-test", Clock: h.clock, Logger: testr.New(t)}
 	if tweak != nil {
-		tweak(&opts)
+		tweak(&opts, h.client)
 	}
 	if h.node, err = New(opts); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel, h.done = cancel, make(chan error, 1)
-	go func() { h.done <- h.node.Run(ctx) }()
+	go func() { h.done <- h.node.Run(ctx, h.client) }()
 	t.Cleanup(h.stop)
 	return h
 }
@@ -159,7 +161,7 @@ func condition(n *corev1.Node, typ corev1.NodeConditionType) corev1.NodeConditio
 }
 
 func TestRegistersTheNodeAndItsLease(t *testing.T) {
-	h := start(t, nil, func(o *Options) {
+	h := start(t, nil, func(o *Options, _ *fake.Clientset) {
 		o.Taints = []corev1.Taint{{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule}}
 		o.APIPort = 10250
 	})
@@ -274,7 +276,7 @@ func TestAdoptsAnExistingNode(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: testNode, UID: "admin-made", Labels: map[string]string{"team": "a"}},
 		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: "kept", Effect: corev1.TaintEffectNoSchedule}}},
 	}
-	h := start(t, []any{existing}, func(o *Options) {
+	h := start(t, []any{existing}, func(o *Options, _ *fake.Clientset) {
 		o.Taints = []corev1.Taint{{Key: "ignored", Effect: corev1.TaintEffectNoSchedule}}
 	})
 	h.eventually("the adopted Node's status", func() bool {
@@ -292,8 +294,7 @@ func TestAdoptsAnExistingNode(t *testing.T) {
 
 func TestRetriesWithBackoffWhileTheAPIServerFails(t *testing.T) {
 	var creates atomic.Int32
-	h := start(t, nil, func(o *Options) {
-		c := o.Client.(*fake.Clientset)
+	h := start(t, nil, func(_ *Options, c *fake.Clientset) {
 		c.PrependReactor("create", "nodes", func(k8stesting.Action) (bool, runtimeObject, error) {
 			creates.Add(1)
 			return true, nil, errors.New("connection refused")
@@ -347,8 +348,8 @@ func TestAWatchThatAnswersAgainWritesAHeartbeat(t *testing.T) {
 		current  *watch.FakeWatcher
 		refusals int
 	)
-	h := start(t, nil, func(o *Options) {
-		o.Client.(*fake.Clientset).PrependWatchReactor("nodes", func(k8stesting.Action) (bool, watch.Interface, error) {
+	h := start(t, nil, func(_ *Options, c *fake.Clientset) {
+		c.PrependWatchReactor("nodes", func(k8stesting.Action) (bool, watch.Interface, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if refusals > 0 {
@@ -405,7 +406,7 @@ func (h *harness) nodeLists() int {
 // Pressure lists what the Node reports True: here memory.available must
 // stay above the machine's whole memory, so MemoryPressure is True.
 func TestPressureIsWhatTheNodeReports(t *testing.T) {
-	h := start(t, nil, func(o *Options) {
+	h := start(t, nil, func(o *Options, _ *fake.Clientset) {
 		ts, err := ParseThresholds("memory.available<100%")
 		if err != nil {
 			t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
@@ -24,9 +23,9 @@ type Runtime interface {
 
 // Options configure a Node.
 type Options struct {
-	// Name is the Node's name; Client acts as system:node:<Name>.
-	Name   string
-	Client kubernetes.Interface
+	// Name is the Node's name; the client Run is given acts as
+	// system:node:<Name>.
+	Name string
 
 	Runtime Runtime
 	// AgentHealth and SourcesReady say why the agent cannot run pods right
@@ -91,7 +90,7 @@ func (o *Options) defaults() error {
 		name    string
 		missing bool
 	}{
-		{"Name", o.Name == ""}, {"Client", o.Client == nil}, {"Runtime", o.Runtime == nil}, {"RootDir", o.RootDir == ""},
+		{"Name", o.Name == ""}, {"Runtime", o.Runtime == nil}, {"RootDir", o.RootDir == ""},
 	} {
 		if f.missing {
 			errs = append(errs, fmt.Errorf("%w: %s is required", ErrInvalidOptions, f.name))

@@ -41,7 +41,7 @@ func (n *Node) register(ctx context.Context) (*corev1.Node, error) {
 	node.Status = status
 	now := n.clock.Now()
 	stampHeartbeats(node.Status.Conditions, now)
-	created, err := n.opts.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	created, err := n.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {
 		n.log.Info("Registered the Node", "uid", created.UID)
 		n.markWritten(now)
@@ -50,7 +50,7 @@ func (n *Node) register(ctx context.Context) (*corev1.Node, error) {
 	if !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("registering the Node: %w", err)
 	}
-	existing, err := n.opts.Client.CoreV1().Nodes().Get(ctx, n.opts.Name, metav1.GetOptions{})
+	existing, err := n.client.CoreV1().Nodes().Get(ctx, n.opts.Name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("adopting the existing Node: %w", err)
 	}
@@ -72,7 +72,7 @@ func (n *Node) adopt(ctx context.Context, existing *corev1.Node) (*corev1.Node, 
 	if err != nil {
 		return nil, err
 	}
-	adopted, err := n.opts.Client.CoreV1().Nodes().Patch(ctx, n.opts.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	adopted, err := n.client.CoreV1().Nodes().Patch(ctx, n.opts.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("adopting the existing Node (patching its labels): %w", err)
 	}

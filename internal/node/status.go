@@ -119,7 +119,7 @@ func (n *Node) patchStatus(ctx context.Context, cur *corev1.Node, want corev1.No
 	if err != nil {
 		return nil, err
 	}
-	patched, err := n.opts.Client.CoreV1().Nodes().Patch(ctx, n.opts.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	patched, err := n.client.CoreV1().Nodes().Patch(ctx, n.opts.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	if err != nil {
 		return nil, fmt.Errorf("patching the Node status: %w", err)
 	}

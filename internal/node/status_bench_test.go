@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
@@ -19,7 +18,7 @@ func BenchmarkStatusCheck(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n, err := New(Options{Name: "bench", Client: fake.NewClientset(), Machine: m, RootDir: b.TempDir(),
+	n, err := New(Options{Name: "bench", Machine: m, RootDir: b.TempDir(),
 		Runtime: &fakeRuntime{health: runtime.Health{RuntimeReady: true, NetworkReady: true}}})
 	if err != nil {
 		b.Fatal(err)

@@ -14,17 +14,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// watchBackoff paces the Node watch's reconnections to at most one every 2
-// to 3 s, as the pod source paces its own: client-go's default grows to 30
-// s, too slow to see soon after the apiserver's return what changed while
-// it was away. It is a value; each reflector gets a copy.
-var watchBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 4, Cap: 2 * time.Second}
-
 // watchNode is a reflector of this Node alone into a store that hands
 // every change to observed and deleted: one watch, no cache to keep.
 func (n *Node) watchNode() *cache.Reflector {
 	sel := fields.OneTermEqualSelector(metav1.ObjectNameField, n.opts.Name).String()
-	nodes := n.opts.Client.CoreV1().Nodes()
+	nodes := n.client.CoreV1().Nodes()
 	var reach reachability
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -40,12 +34,20 @@ func (n *Node) watchNode() *cache.Reflector {
 			return w, err
 		},
 	}
+	// Reconnect as the pod source does, to see soon what changed while
+	// the apiserver was away.
 	backoff := watchBackoff
 	// The wrapper carries over whether the client can stream the initial
 	// list through the watch (a fake clientset cannot).
-	return cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, n.opts.Client), &corev1.Node{},
+	return cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, n.client), &corev1.Node{},
 		&nodeStore{n: n}, cache.ReflectorOptions{Name: "node " + n.opts.Name, Backoff: &backoff})
 }
+
+// watchBackoff paces the Node watch's reconnections to at most one every 2
+// to 3 s, as the pod source paces its own: client-go's default grows to 30
+// s, too slow to see soon after the apiserver's return what changed while
+// it was away. It is a value; each reflector gets a copy.
+var watchBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 4, Cap: 2 * time.Second}
 
 // reachability tells when the apiserver answers again after it did not:
 // after an outage the watch may go on from where it was, without a

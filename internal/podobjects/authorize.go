@@ -94,8 +94,8 @@ func (o *Objects) authorize(ctx context.Context, client kubernetes.Interface, po
 		o.secrets.RegisterPod(current)
 	}
 	o.mu.Unlock()
-	if ok && o.opts.OnReady != nil {
-		o.opts.OnReady(pod.UID)
+	if ok && o.listener != nil {
+		o.listener.ObjectsReady(pod.UID)
 	}
 }
 

@@ -13,6 +13,6 @@
 //
 // The agent registers each API pod (RegisterPod) when it is added or
 // changed and unregisters it when it is gone; with the Watch strategy each
-// referenced mutable object is then watched, and a change calls OnChange
-// so that the pods using it are synced at once.
+// referenced mutable object is then watched, and a change is told to the
+// Listener Run is given, so that the pods using it are synced at once.
 package podobjects

@@ -44,18 +44,23 @@ func ParseStrategy(s string) (Strategy, error) {
 	return "", fmt.Errorf("unknown change detection strategy %q: want %s, %s or %s", s, Watch, Cache, Get)
 }
 
+// Listener is told which pods to sync because of their objects; the
+// agent is one. Its methods must not block.
+type Listener interface {
+	// ObjectChanged is called, with the Watch strategy, after a referenced
+	// ConfigMap (secret false) or Secret (secret true) was created,
+	// changed or deleted.
+	ObjectChanged(secret bool, namespace, name string)
+	// ObjectsReady is called once the apiserver lets the node read the
+	// objects of a registered pod (see authorize.go), as its reads failed
+	// until then, and when one of its tokens is due a refresh
+	// (refresh.go).
+	ObjectsReady(types.UID)
+}
+
 // Options configure an Objects.
 type Options struct {
 	Strategy Strategy
-	// OnChange is called, with the Watch strategy, after a referenced
-	// ConfigMap (secret false) or Secret (secret true) was created,
-	// changed or deleted. It must not block.
-	OnChange func(secret bool, namespace, name string)
-	// OnReady is called once the apiserver lets the node read the objects
-	// of a registered pod (see authorize.go), as its reads failed until
-	// then, and when one of its tokens is due a refresh (refresh.go): the
-	// pod should be synced. It must not block.
-	OnReady func(types.UID)
 	// Metrics and TokenMetrics receive the caches' and the tokens'
 	// metrics; nil: none.
 	Metrics      *objectcache.Metrics
@@ -82,6 +87,7 @@ type Objects struct {
 	tokens     *tokens.Manager
 	node       func(context.Context) (*corev1.Node, error)
 	client     kubernetes.Interface
+	listener   Listener
 	runCtx     context.Context
 	wg         sync.WaitGroup
 	// pods are the registered pods; those the apiserver lets the node read
@@ -109,8 +115,9 @@ func New(opts Options) (*Objects, error) {
 }
 
 // Run reads objects with client, the node's, until ctx ends; node
-// returns the Node, for its allocatable resources. It may be called once.
-func (o *Objects) Run(ctx context.Context, client kubernetes.Interface, node func(context.Context) (*corev1.Node, error)) error {
+// returns the Node, for its allocatable resources; l (nil: nobody) is
+// told which pods to sync. It may be called once.
+func (o *Objects) Run(ctx context.Context, client kubernetes.Interface, node func(context.Context) (*corev1.Node, error), l Listener) error {
 	var cms getter[*corev1.ConfigMap]
 	var secrets getter[*corev1.Secret]
 	var runs []func(context.Context) error
@@ -167,7 +174,7 @@ func (o *Objects) Run(ctx context.Context, client kubernetes.Interface, node fun
 		o.mu.Unlock()
 		return errors.New("podobjects: Run called twice")
 	}
-	o.configMaps, o.secrets, o.tokens, o.node, o.client, o.runCtx = cms, secrets, tm, node, client, ctx
+	o.configMaps, o.secrets, o.tokens, o.node, o.client, o.listener, o.runCtx = cms, secrets, tm, node, client, l, ctx
 	for _, pod := range o.pods {
 		o.startAuthorizeLocked(pod)
 	}
@@ -194,8 +201,8 @@ func (o *Objects) Run(ctx context.Context, client kubernetes.Interface, node fun
 }
 
 func (o *Objects) changed(secret bool, ns, name string) {
-	if o.opts.OnChange != nil {
-		o.opts.OnChange(secret, ns, name)
+	if o.listener != nil {
+		o.listener.ObjectChanged(secret, ns, name)
 	}
 }
 

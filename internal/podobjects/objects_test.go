@@ -70,11 +70,7 @@ func TestStrategies(t *testing.T) {
 			allowAfter(client, 0)
 			var mu sync.Mutex
 			var changes []string
-			o, err := New(Options{Strategy: s, OnChange: func(secret bool, ns, name string) {
-				mu.Lock()
-				defer mu.Unlock()
-				changes = append(changes, ns+"/"+name)
-			}})
+			o, err := New(Options{Strategy: s})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +78,13 @@ func TestStrategies(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			node := &corev1.Node{Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourcePods: *newQuantity(110)}}}
-			go func() { done <- o.Run(ctx, client, func(context.Context) (*corev1.Node, error) { return node, nil }) }()
+			go func() {
+				done <- o.Run(ctx, client, func(context.Context) (*corev1.Node, error) { return node, nil }, listener{changed: func(secret bool, ns, name string) {
+					mu.Lock()
+					defer mu.Unlock()
+					changes = append(changes, ns+"/"+name)
+				}})
+			}()
 			defer func() {
 				cancel()
 				if err := <-done; err != nil {
@@ -148,18 +150,18 @@ func allowAfter(client *fake.Clientset, n int) *atomic.Int32 {
 
 // A new pod's objects are not read before the apiserver lets the node
 // read them: its reads fail with ErrNotYetAuthorized, no request is made,
-// and OnReady says when they may.
+// and the listener is told when they may.
 func TestReadsWaitUntilTheNodeMayRead(t *testing.T) {
 	client := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "ns"}, Data: map[string]string{"k": "1"}})
 	asked := allowAfter(client, 3)
 	ready := make(chan types.UID, 1)
-	o, err := New(Options{Strategy: Get, OnReady: func(uid types.UID) { ready <- uid }})
+	o, err := New(Options{Strategy: Get})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- o.Run(ctx, client, nil) }()
+	go func() { done <- o.Run(ctx, client, nil, listener{ready: func(uid types.UID) { ready <- uid }}) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -179,10 +181,10 @@ func TestReadsWaitUntilTheNodeMayRead(t *testing.T) {
 	select {
 	case uid := <-ready:
 		if uid != pod.UID {
-			t.Errorf("OnReady(%s), want %s", uid, pod.UID)
+			t.Errorf("ObjectsReady(%s), want %s", uid, pod.UID)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("OnReady not called")
+		t.Fatal("ObjectsReady not called")
 	}
 	if n := asked.Load(); n != 4 {
 		t.Errorf("%d reviews, want 4 (3 denied, then allowed)", n)
@@ -202,7 +204,7 @@ func TestReadsWaitUntilTheNodeMayRead(t *testing.T) {
 	}
 }
 
-// A pod whose token is due a refresh is handed to OnReady, so that its
+// A pod whose token is due a refresh is told to the listener, so that its
 // sync rewrites the token file.
 func TestPodsWithTokensDueAreSynced(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(10_000, 0))
@@ -214,13 +216,13 @@ func TestPodsWithTokensDueAreSynced(t *testing.T) {
 		return true, tr, nil
 	})
 	ready := make(chan types.UID, 10)
-	o, err := New(Options{Strategy: Get, Clock: clk, OnReady: func(uid types.UID) { ready <- uid }})
+	o, err := New(Options{Strategy: Get, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- o.Run(ctx, client, nil) }()
+	go func() { done <- o.Run(ctx, client, nil, listener{ready: func(uid types.UID) { ready <- uid }}) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -245,16 +247,34 @@ func TestPodsWithTokensDueAreSynced(t *testing.T) {
 	clk.Step(30 * time.Minute) // not due: refreshed at 48 min
 	select {
 	case uid := <-ready:
-		t.Fatalf("OnReady(%s) before the token was due", uid)
+		t.Fatalf("ObjectsReady(%s) before the token was due", uid)
 	case <-time.After(100 * time.Millisecond):
 	}
 	clk.Step(20 * time.Minute)
 	select {
 	case uid := <-ready:
 		if uid != pod.UID {
-			t.Errorf("OnReady(%s), want %s", uid, pod.UID)
+			t.Errorf("ObjectsReady(%s), want %s", uid, pod.UID)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the pod was not synced for its token's refresh")
+	}
+}
+
+// listener hands what the Objects tell to the test; a nil func ignores it.
+type listener struct {
+	changed func(secret bool, namespace, name string)
+	ready   func(types.UID)
+}
+
+func (l listener) ObjectChanged(secret bool, namespace, name string) {
+	if l.changed != nil {
+		l.changed(secret, namespace, name)
+	}
+}
+
+func (l listener) ObjectsReady(uid types.UID) {
+	if l.ready != nil {
+		l.ready(uid)
 	}
 }

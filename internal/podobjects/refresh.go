@@ -12,10 +12,10 @@ import (
 // refresh time (80 % of its life), well before it expires.
 const refreshCheckInterval = 10 * time.Second
 
-// refreshTokens tells OnReady, until ctx ends, of each pod one of whose
+// refreshTokens tells the listener, until ctx ends, of each pod one of whose
 // tokens is due: its sync rewrites the token files, asking for a new token.
 func (o *Objects) refreshTokens(ctx context.Context) {
-	if o.opts.OnReady == nil {
+	if o.listener == nil {
 		return
 	}
 	t := o.opts.Clock.NewTicker(refreshCheckInterval)
@@ -27,7 +27,7 @@ func (o *Objects) refreshTokens(ctx context.Context) {
 		case <-t.C():
 		}
 		for _, uid := range o.dueForRefresh(o.opts.Clock.Now()) {
-			o.opts.OnReady(uid)
+			o.listener.ObjectsReady(uid)
 		}
 	}
 }

@@ -7,11 +7,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics"
@@ -22,7 +20,6 @@ import (
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/nodeidentity"
 	"github.com/nodeagent/nodeagent/internal/podobjects"
-	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/runtimeclass"
 	"github.com/nodeagent/nodeagent/internal/serviceenv"
 	"github.com/nodeagent/nodeagent/internal/tokens"
@@ -115,8 +112,9 @@ func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
 	return cfg
 }
 
-// newNode builds the part that keeps the Node and its Lease current.
-func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHealth, sourcesReady func() error, apiPort int32, log logr.Logger) (*node.Node, error) {
+// newNode builds the part that keeps the Node and its Lease current; it
+// runs once connected. The node API, when served, is on --port.
+func (o *Options) newNode(rt node.Runtime, agentHealth, sourcesReady func() error, log logr.Logger) (*node.Node, error) {
 	machine, err := node.ReadMachine()
 	if err != nil {
 		return nil, err
@@ -129,7 +127,7 @@ func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHea
 		reserved = append(reserved, r)
 	}
 	return node.New(node.Options{
-		Name: o.NodeName, Client: client, Runtime: rt,
+		Name: o.NodeName, Runtime: rt,
 		AgentHealth: agentHealth, SourcesReady: sourcesReady,
 		Machine: machine, RootDir: o.RootDir,
 		Labels: o.NodeLabels, Taints: taints, Reserved: reserved, MaxPods: o.MaxPods,
@@ -137,99 +135,75 @@ func (o *Options) newNode(client kubernetes.Interface, rt node.Runtime, agentHea
 		Thresholds: thresholds, PressureTransition: o.EvictionPressureTransition,
 		StatusUpdateFrequency: o.NodeStatusUpdateFrequency, StatusReportFrequency: o.NodeStatusReportFrequency,
 		LeaseDuration: o.NodeLeaseDurationSeconds,
-		APIPort:       apiPort,
+		APIPort:       o.Port,
 		AgentVersion:  version.Get().GitVersion,
 		Logger:        log,
 	})
 }
 
-// connectedParts are the parts of the agent that connected mode uses.
-type connectedParts struct {
-	rt         *runtime.Runtime
-	agent      *agent.Agent
-	merger     *config.Merger
-	events     *events
-	sourcesErr func() error
-	reg        metrics.KubeRegistry
-	objects    *podobjects.Objects
-	services   *serviceenv.Services
-	classes    *runtimeclass.Classes
+// apiObjects are what the pods from the apiserver reference, read once
+// connected: their ConfigMaps, Secrets and tokens (objects), the Services
+// for their environment variables, the RuntimeClasses for their
+// sandboxes' handlers. They exist from the start, as the runtime and the
+// volumes are built with them. All nil in standalone mode, where a pod
+// naming a RuntimeClass is refused.
+type apiObjects struct {
+	objects  *podobjects.Objects
+	services *serviceenv.Services
+	classes  *runtimeclass.Classes
 }
 
-// connected joins the cluster and keeps it current until ctx ends: the
-// identity first (a bootstrap may wait for its CSR to be signed; the
-// static pods run meanwhile), then its rotation, the Node and its Lease,
-// the node API, the objects of the pods from the apiserver, the Services
-// (for the pods' environment), the RuntimeClasses (for their sandboxes'
-// handlers), the apiserver source, the
-// mirror pods and pod statuses,
-// and the events recorded so far and from then on.
-func (o *Options) connected(ctx context.Context, p connectedParts, log logr.Logger) error {
-	id, err := o.identity(ctx, p.reg, log)
-	if err != nil {
-		return fmt.Errorf("connected mode: %w", err)
-	}
-	client, err := kubernetes.NewForConfig(o.clientConfig(id))
-	if err != nil {
-		return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
-	}
-	p.events.connect(client)
-	api, err := o.newNodeAPI(client, p.rt, p.agent, log)
-	if err != nil {
-		return err
-	}
-	var apiPort int32
-	if api != nil {
-		apiPort = api.Port()
-	}
-	nd, err := o.newNode(client, p.rt, p.agent.Ready, p.sourcesErr, apiPort, log)
-	if err != nil {
-		return err
-	}
-	source, err := config.NewAPIServerSource(config.APIServerOptions{
-		Pods: client.CoreV1().Pods(metav1.NamespaceAll), NodeName: o.NodeName, Logger: log, Sink: p.merger,
-	})
-	if err != nil {
-		return err
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return id.Run(gctx) })
-	g.Go(func() error { return nd.Run(gctx) })
-	if api != nil {
-		g.Go(func() error { return api.Run(gctx) })
-	}
-	g.Go(func() error { return p.objects.Run(gctx, client, nd.Current) })
-	g.Go(func() error { return p.services.Run(gctx, client) })
-	g.Go(func() error { return p.classes.Run(gctx, client) })
-	g.Go(func() error { return source.Run(gctx) })
-	g.Go(func() error {
-		return p.agent.RunConnected(gctx, apisync.Connection{Client: client, Node: mirror.NodeGetterFunc(nd.Current)})
-	})
-	return g.Wait()
-}
-
-// podObjectsEvents are what the agent is told by the part that reads the
-// pods' objects: a watched ConfigMap or Secret changed; a pod's objects
-// may be read now.
-type podObjectsEvents struct {
-	changed func(secret bool, namespace, name string)
-	ready   func(types.UID)
-}
-
-// podObjects builds, in connected mode, the part that reads what the pods
-// from the apiserver reference; nil in standalone mode.
-func (o *Options) podObjects(reg metrics.KubeRegistry, ev podObjectsEvents, log logr.Logger) (*podobjects.Objects, error) {
+func (o *Options) newAPIObjects(reg metrics.KubeRegistry, log logr.Logger) (apiObjects, error) {
 	if o.Kubeconfig == "" {
-		return nil, nil
+		return apiObjects{}, nil
 	}
 	mx, err := objectcache.NewMetrics(reg)
 	if err != nil {
-		return nil, fmt.Errorf("registering the object cache metrics: %w", err)
+		return apiObjects{}, fmt.Errorf("registering the object cache metrics: %w", err)
 	}
 	tm := tokens.NewMetrics()
 	if err := tm.Register(reg); err != nil {
-		return nil, fmt.Errorf("registering the token metrics: %w", err)
+		return apiObjects{}, fmt.Errorf("registering the token metrics: %w", err)
 	}
 	strategy, _ := podobjects.ParseStrategy(o.ObjectChangeDetection) // validated
-	return podobjects.New(podobjects.Options{Strategy: strategy, OnChange: ev.changed, OnReady: ev.ready, Metrics: mx, TokenMetrics: tm, Logger: log})
+	objects, err := podobjects.New(podobjects.Options{Strategy: strategy, Metrics: mx, TokenMetrics: tm, Logger: log})
+	if err != nil {
+		return apiObjects{}, err
+	}
+	return apiObjects{
+		objects:  objects,
+		services: serviceenv.New(serviceenv.Options{Logger: log.WithName("services")}),
+		classes:  runtimeclass.New(runtimeclass.Options{Logger: log.WithName("runtimeclasses")}),
+	}, nil
+}
+
+// podObjects reads the pods' objects once connected; the agent syncs the
+// pods whose objects changed or may be read now, and gets the Node's
+// allocatable resources from nd.
+func (a apiObjects) podObjects(nd *node.Node, ag *agent.Agent) connectedPart {
+	return func(ctx context.Context, client kubernetes.Interface) error {
+		return a.objects.Run(ctx, client, nd.Current, ag)
+	}
+}
+
+// apiServerSource takes the pods bound to the node from the apiserver
+// into the merger once connected.
+func (o *Options) apiServerSource(merger *config.Merger, log logr.Logger) connectedPart {
+	return func(ctx context.Context, client kubernetes.Interface) error {
+		source, err := config.NewAPIServerSource(config.APIServerOptions{
+			Pods: client.CoreV1().Pods(metav1.NamespaceAll), NodeName: o.NodeName, Logger: log, Sink: merger,
+		})
+		if err != nil {
+			return err
+		}
+		return source.Run(ctx)
+	}
+}
+
+// apiSync is the agent's side of connected mode, once connected: the
+// mirror pods of its static pods and the pods' statuses.
+func apiSync(ag *agent.Agent, nd *node.Node) connectedPart {
+	return func(ctx context.Context, client kubernetes.Interface) error {
+		return ag.RunConnected(ctx, apisync.Connection{Client: client, Node: mirror.NodeGetterFunc(nd.Current)})
+	}
 }

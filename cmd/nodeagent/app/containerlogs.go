@@ -49,6 +49,16 @@ func (o *Options) containerLogOptions(rt logrotation.Runtime, log logr.Logger) (
 	return opts, nil
 }
 
+// newLogRotation builds the part that rotates the containers' log files
+// as they grow.
+func (o *Options) newLogRotation(rt logrotation.Runtime, log logr.Logger) (*logrotation.Rotator, error) {
+	opts, err := o.containerLogOptions(rt, log)
+	if err != nil {
+		return nil, err
+	}
+	return logrotation.New(opts)
+}
+
 // validateContainerLogs checks the rotation flags, named as the operator
 // gave them.
 func (o *Options) validateContainerLogs() []error {

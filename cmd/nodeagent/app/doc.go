@@ -1,12 +1,43 @@
 // Package app is the nodeagent command: its flags and optional config
-// file (options.go; internal/configfile reads the file), the wiring of
-// every part into one process (wiring.go), and the small adapters the parts need from each
-// other (provider.go, origins.go, serving.go).
+// file (command.go, options.go; internal/configfile reads the file) and
+// the wiring of every part into one process (wiring.go).
 //
-// Standalone mode, the only mode so far, takes pods from a manifest
-// directory and an HTTP URL; it needs no kubeconfig and no apiserver.
+// Run builds the parts in the order they depend on each other, through
+// one small builder each, then runs every long-running part, a Run(ctx),
+// under one errgroup: the first to fail stops the others.
+//
+// Standalone mode (no --kubeconfig) takes pods from a manifest directory
+// and an HTTP URL; it needs no apiserver:
+//
+//	runtime.go   cgroups -> runtime (CRI) -> volumes
+//	containerlogs.go  runtime -> rotation of the containers' log files
+//	sources.go   merger <- file source, HTTP source (built after the restore)
+//	agent.go     checkpoint (bbolt) -> agent <- merger, runtime, volumes
+//	             agent.Restore: the checkpointed pods, before any source runs
+//	provider.go  local API (unix socket) <- agent, sources
+//	serving.go   /healthz /readyz /metrics (/debug/pprof) <- readiness
+//	startpages.go  gives back the start-up pages once ready
+//
+// Connected mode (--kubeconfig) adds the apiserver. What the pods from the
+// apiserver reference exists from the start, as the runtime and the
+// volumes are built with it; the parts that talk to the apiserver are
+// built with the others and started in the same errgroup, but wait for the
+// connection, which is resolved once the node's identity is loaded (a
+// bootstrap may wait minutes for its CSR; the static pods run meanwhile):
+//
+//	connection.go  identity (bootstrap, then rotation) -> client, once
+//	connected.go   pod objects, Services, RuntimeClasses: built first, for
+//	                 the runtime and the volumes; read once connected, the
+//	                 pod objects telling the agent which pods to sync
+//	               Node and Lease <- agent health, sources
+//	               apiserver source -> merger
+//	               agent.RunConnected: mirror pods, pod statuses
+//	nodeapi.go     node API (logs, exec, attach, port-forward; --port)
+//	events.go      events, queued from the start, sent once connected
 //
 // Stopping the process (SIGTERM, SIGINT) stops the agent, not the pods:
 // containers keep running, and the next agent adopts them without a
-// restart.
+// restart. On the way out the agent ends first, then the checkpoint is
+// closed, the events broadcaster shut down and the runtime's connection
+// closed.
 package app

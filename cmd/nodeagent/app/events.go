@@ -4,7 +4,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -13,11 +12,10 @@ import (
 // events records the agent's Kubernetes events in connected mode. The
 // recorder exists from the start, so that what the sources say before the
 // node's identity is loaded (a refused manifest, say) is not lost: the
-// broadcaster queues it until connect gives it a client.
+// broadcaster queues it until the connection is resolved.
 type events struct {
 	broadcaster record.EventBroadcaster
 	rec         record.EventRecorder
-	sink        *deferredSink
 }
 
 // recorder is nil for nil events (standalone mode): nothing is recorded.
@@ -28,39 +26,39 @@ func (e *events) recorder() record.EventRecorder {
 	return e.rec
 }
 
-func newEvents(ctx context.Context, nodeName string) *events {
+// newEvents records to the apiserver of conn; nil in standalone mode (nil
+// conn). The events go out, those queued included, once conn is resolved.
+func newEvents(ctx context.Context, nodeName string, conn *connection) *events {
+	if conn == nil {
+		return nil
+	}
 	b := record.NewBroadcaster(record.WithContext(ctx))
-	sink := &deferredSink{ctx: ctx, ready: make(chan struct{})}
-	b.StartRecordingToSink(sink)
+	b.StartRecordingToSink(&deferredSink{ctx: ctx, conn: conn})
 	return &events{
 		broadcaster: b,
 		rec:         b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "nodeagent", Host: nodeName}),
-		sink:        sink,
 	}
 }
 
-// connect sends the events, those queued included, to the apiserver.
-func (e *events) connect(client kubernetes.Interface) {
-	e.sink.sink = &typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}
-	close(e.sink.ready)
+// shutdown stops the broadcaster; nil events (standalone mode) have none.
+func (e *events) shutdown() {
+	if e != nil {
+		e.broadcaster.Shutdown()
+	}
 }
-
-func (e *events) shutdown() { e.broadcaster.Shutdown() }
 
 // deferredSink waits for the apiserver connection before it writes.
 type deferredSink struct {
-	ctx   context.Context
-	ready chan struct{}
-	sink  record.EventSink // set before ready is closed
+	ctx  context.Context
+	conn *connection
 }
 
 func (d *deferredSink) wait() (record.EventSink, error) {
-	select {
-	case <-d.ready:
-		return d.sink, nil
-	case <-d.ctx.Done():
-		return nil, d.ctx.Err()
+	client, err := d.conn.wait(d.ctx)
+	if err != nil {
+		return nil, err
 	}
+	return &typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}, nil
 }
 
 func (d *deferredSink) Create(e *corev1.Event) (*corev1.Event, error) {

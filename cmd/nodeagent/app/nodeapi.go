@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -56,6 +57,18 @@ func (o *Options) validateNodeAPI() []error {
 		}
 	}
 	return errs
+}
+
+// nodeAPI builds the node API once connected, bound to its port, and
+// serves it until ctx ends; with --port=0 there is none.
+func (o *Options) nodeAPI(rt *runtime.Runtime, ag *agent.Agent, log logr.Logger) connectedPart {
+	return func(ctx context.Context, client kubernetes.Interface) error {
+		api, err := o.newNodeAPI(client, rt, ag, log)
+		if err != nil || api == nil {
+			return err
+		}
+		return api.Run(ctx)
+	}
 }
 
 // newNodeAPI builds the node API, bound to its port, or nil when --port

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/agent"
@@ -26,6 +27,16 @@ type apiProvider struct {
 }
 
 var _ localapi.Provider = (*apiProvider)(nil)
+
+// newLocalAPI builds the local API (a unix socket): the agent's pods and
+// the sources' errors, for manifestctl.
+func (o *Options) newLocalAPI(ag *agent.Agent, sources *podSources, ready func() error, log logr.Logger) (*localapi.Server, error) {
+	return localapi.New(localapi.Options{
+		SocketPath: o.LocalAPISocket,
+		Provider:   newAPIProvider(ag, sources.file, sources.http, o, ready),
+		Logger:     log,
+	})
+}
 
 func newAPIProvider(ag agentQueries, file *config.FileSource, http *config.HTTPSource, o *Options, ready func() error) *apiProvider {
 	return &apiProvider{agent: ag, file: file, http: http, url: config.RedactURL(o.ManifestURL), ready: ready}

@@ -14,28 +14,36 @@ import (
 // the first syncs, the Node's registration and the first watches.
 const startPagesDelay = 10 * time.Second
 
-// releaseStartPages waits until ready says the agent is ready, then
-// startPagesDelay more, and releases the executable's start-up pages
-// (package exepages) once. It returns when done or when ctx ends.
-func releaseStartPages(ctx context.Context, ready func() error, log logr.Logger) {
+// startPages gives back the executable's start-up pages (package
+// exepages) once the agent is ready.
+type startPages struct {
+	ready func() error
+	log   logr.Logger
+}
+
+// Run waits until ready says the agent is ready, then startPagesDelay
+// more, and releases the pages once. It returns when done or when ctx
+// ends; never an error.
+func (s startPages) Run(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	for ready() != nil {
+	for s.ready() != nil {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-tick.C:
 		}
 	}
 	select {
 	case <-ctx.Done():
-		return
+		return nil
 	case <-time.After(startPagesDelay):
 	}
 	before, after, err := exepages.Release()
 	if err != nil {
-		log.Info("could not give back the executable's start-up pages", "err", err.Error())
-		return
+		s.log.Info("could not give back the executable's start-up pages", "err", err.Error())
+		return nil
 	}
-	log.Info("gave back the executable's pages only the start used; they stay in the page cache", "rssBeforeMiB", before>>20, "rssAfterMiB", after>>20)
+	s.log.Info("gave back the executable's pages only the start used; they stay in the page cache", "rssBeforeMiB", before>>20, "rssAfterMiB", after>>20)
+	return nil
 }

@@ -2,343 +2,134 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"os"
-	"path/filepath"
-	"slices"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics"
-	"k8s.io/utils/clock"
 
-	"github.com/nodeagent/nodeagent/internal/admission"
-	"github.com/nodeagent/nodeagent/internal/agent"
-	"github.com/nodeagent/nodeagent/internal/cgroups"
-	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/imagegc"
-	"github.com/nodeagent/nodeagent/internal/images"
-	"github.com/nodeagent/nodeagent/internal/localapi"
-	"github.com/nodeagent/nodeagent/internal/logrotation"
-	"github.com/nodeagent/nodeagent/internal/node"
-	"github.com/nodeagent/nodeagent/internal/runtime"
-	"github.com/nodeagent/nodeagent/internal/runtimeclass"
-	"github.com/nodeagent/nodeagent/internal/serviceenv"
-	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/config"
-	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
-// Run builds every part of the agent, in the order they depend on
-// each other, and runs them under one errgroup until ctx ends or a part
-// fails. Returning stops the agent, never the pods.
-//
-//	runtime (CRI) -> volumes -> merger <- file source, HTTP source
-//	                               |   <- checkpoint (restored pods, before the sources run)
-//	                             agent -> local API (unix socket), /metrics /healthz /readyz
-//	                               |
-//	                             checkpoint (bbolt, <root-dir>/checkpoint.db)
+// Run builds every part of the agent, in the order they depend on each
+// other, and runs the long-running ones under one errgroup until ctx ends
+// or one fails. Returning stops the agent, never the pods. doc.go draws
+// the parts and how they connect, in both modes.
 func Run(ctx context.Context, o *Options, log logr.Logger) error {
-	setGCPercent(o.GCPercent, log)
-	for _, dir := range []string{o.RootDir, o.PodLogDir} {
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return fmt.Errorf("creating %s: %w", dir, err)
-		}
-	}
-
-	// One registry for every part; nothing registers globally.
-	reg := metrics.NewKubeRegistry()
-	reg.RawMustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
-
-	// In connected mode, what the pods from the apiserver reference: read
-	// once the node's identity is loaded. The agent, built below, syncs the
-	// pods that use an object that changed.
-	var ag *agent.Agent
-	objects, err := o.podObjects(reg, podObjectsEvents{
-		changed: func(secret bool, namespace, name string) { ag.ObjectChanged(secret, namespace, name) },
-		ready:   func(uid types.UID) { ag.ObjectsReady(uid) },
-	}, log)
+	reg, err := o.setUp(log)
 	if err != nil {
 		return err
 	}
-
-	// The machine's memory sets the OOM score adjustment of Burstable
-	// containers.
-	machine, err := node.ReadMachine()
+	conn := newConnection(o, reg, log) // nil in standalone mode
+	from, err := o.newAPIObjects(reg, log)
 	if err != nil {
 		return err
 	}
-	// The pods' cgroups by QoS class, made before any pod starts.
-	cg, err := cgroups.New(cgroups.Options{Root: o.CgroupRoot, Driver: cgroups.Driver(o.CgroupDriver), Logger: log})
+	rt, err := o.newRuntime(ctx, from, log)
 	if err != nil {
-		return fmt.Errorf("--cgroup-driver=%s: %w", o.CgroupDriver, err)
-	}
-	if err := cg.Setup(); err != nil {
-		return fmt.Errorf("setting up the QoS cgroups under %s: %w", o.CgroupRoot, err)
-	}
-	// The container runtime: nothing runs without it, so it is checked first.
-	rtOpts := runtime.Options{
-		Endpoint:       o.CRIEndpoint,
-		RequestTimeout: o.RuntimeRequestTimeout,
-		LogRoot:        o.PodLogDir,
-		PodsDir:        filepath.Join(o.RootDir, "pods"),
-		Cgroups:        cg,
-		MemoryCapacity: machine.MemoryBytes,
-		// Always pulls at each start unless the node runs offline-first.
-		ImagePullAlwaysIfAbsent: o.ImagePullAlwaysIfAbsent,
-		MaxParallelImagePulls:   o.ImagePulls.parallelPulls(),
-		// The node's registry credentials, where the kubelet looks.
-		NodeDockerConfigPaths: images.NodeDockerConfigPaths(o.RootDir),
-		// Localhost seccomp profiles, where the kubelet keeps them.
-		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
-		HostIPs:            nodeIPs(o.NodeIP),
-		ClusterDNS:         o.ClusterDNS,
-		ClusterDomain:      o.ClusterDomain,
-		ResolvConf:         o.ResolvConf,
-		Logger:             log,
-	}
-	volOpts := volumes.Options{RootDir: o.RootDir, Logger: log}
-	if objects != nil { // never a nil *Objects in an interface
-		rtOpts.Sources, rtOpts.Allocatable = objects, objects.Allocatable
-		volOpts.Sources, volOpts.Allocatable = objects, objects.Allocatable
-	}
-	// In connected mode, the pods' service environment variables, from an
-	// informer on Services that connected starts.
-	// And the handlers of the RuntimeClasses pods name, from an informer
-	// on RuntimeClasses; standalone, a pod naming one is refused.
-	var services *serviceenv.Services
-	var classes *runtimeclass.Classes
-	if o.Kubeconfig != "" {
-		services = serviceenv.New(serviceenv.Options{Logger: log.WithName("services")})
-		rtOpts.Services = services
-		classes = runtimeclass.New(runtimeclass.Options{Logger: log.WithName("runtimeclasses")})
-		rtOpts.RuntimeClasses = classes
-	}
-	rt, err := runtime.New(ctx, rtOpts)
-	if errors.Is(err, runtime.ErrRuntimeUnavailable) {
-		return fmt.Errorf("%w (is containerd running? set --cri-endpoint)", err)
-	} else if err != nil {
 		return err
 	}
 	defer rt.Close()
-
-	vols, err := volumes.New(volOpts)
+	vols, err := o.newVolumes(from, log)
 	if err != nil {
 		return err
 	}
-	// The containers' log files, rotated as they grow.
-	rotOpts, err := o.containerLogOptions(rt, log)
+	rotator, err := o.newLogRotation(rt, log)
 	if err != nil {
 		return err
 	}
-	rotator, err := logrotation.New(rotOpts)
-	if err != nil {
-		return err
-	}
-
-	configMetrics, err := config.NewMetrics(reg)
-	if err != nil {
-		return fmt.Errorf("registering the config metrics: %w", err)
-	}
-
-	// In connected mode, events go to the apiserver: queued from the
-	// start, sent once the node's identity is loaded.
-	var ev *events
-	if o.Kubeconfig != "" {
-		ev = newEvents(ctx, o.NodeName)
-		defer ev.shutdown()
-	}
-
-	// Unused images, removed as the image filesystem fills.
+	ev := newEvents(ctx, o.NodeName, conn)
+	defer ev.shutdown()
 	imageGC, err := imagegc.New(o.imageGCOptions(rt, ev.recorder(), reg, log))
 	if err != nil {
 		return err
 	}
-
-	// The pod sources, merged into one stream for the agent; they are
-	// built once the checkpoint has been restored.
-	merger := config.NewMerger(config.MergerOptions{Mode: config.Incremental, Logger: log, Metrics: configMetrics,
-		Recorder: ev.recorder(), NodeName: o.NodeName})
-	var sources []podtypes.Source
-	if o.ManifestDir != "" {
-		sources = append(sources, podtypes.FileSource)
-	}
-	if o.ManifestURL != "" {
-		sources = append(sources, podtypes.HTTPSource)
-	}
-	// In connected mode the apiserver is a source too (of mirror pods, for
-	// now): its pods are awaited before mirrors without a static pod are
-	// taken for orphans. The static sources never wait for it.
-	readySources := sources
-	if ev != nil {
-		readySources = append(slices.Clone(sources), podtypes.APIServerSource)
-	}
-	sourcesReady := func() bool { return merger.SeenAllSources(readySources...) }
-
-	// The checkpoint: what the agent remembers of its static pods across
-	// restarts. An unreadable file has been moved aside (Open logs it) and
-	// the agent starts from its sources; a newer agent's file is refused,
-	// and so is starting, rather than lose that agent's state.
-	var store checkpoint.Store
-	if o.CheckpointFile != "none" {
-		bolt, err := checkpoint.Open(o.CheckpointFile, checkpoint.Options{Logger: log.WithName("checkpoint")})
-		if err != nil {
-			if errors.Is(err, checkpoint.ErrNewerSchema) {
-				// Nothing was written and no pod touched: say so, and
-				// give the operator both ways out.
-				return fmt.Errorf("refusing to start: %w; the file and the running pods are left as they are (run the newer nodeagent that wrote it, or move the file aside, keeping it for that version, to start from the sources alone and adopt what runs)", err)
-			}
-			return fmt.Errorf("opening the checkpoint: %w", err)
-		}
-		defer bolt.Close()
-		store = bolt
-	}
-
-	// The sysctls pods may set: the safe ones this kernel namespaces, and
-	// those the administrator allowed (validated).
-	kernel, err := admission.KernelVersion()
+	sources, err := o.newPodSources(reg, ev, conn != nil, log)
 	if err != nil {
-		log.Error(err, "The sysctls only some kernels namespace are not taken for safe")
+		return err
 	}
-	sysctls, err := admission.NewSysctls(o.AllowedUnsafeSysctls, kernel)
+	store, err := o.openCheckpoint(log)
 	if err != nil {
-		return fmt.Errorf("--allowed-unsafe-sysctls: %w", err)
+		return err
 	}
-
-	agentOpts := agent.Options{
-		NodeName:             o.NodeName,
-		NodeIPs:              nodeIPs(o.NodeIP),
-		RootDir:              o.RootDir,
-		Runtime:              rt,
-		Volumes:              vols,
-		Updates:              merger.Updates(),
-		SourcesReady:         sourcesReady,
-		Checkpoint:           store,
-		Connected:            ev != nil,
-		MirrorsSeen:          func() bool { return merger.SeenAllSources(podtypes.APIServerSource) },
-		Recorder:             ev.recorder(),
-		SyncFrequency:        o.SyncFrequency,
-		RelistInterval:       o.RelistInterval,
-		HousekeepingInterval: o.HousekeepingInterval,
-		Sysctls:              sysctls,
-		Registry:             reg,
-		Logger:               log,
-		Clock:                clock.RealClock{},
+	if store != nil {
+		defer store.Close() // after the agent has ended: it writes on its way out
 	}
-	if objects != nil {
-		agentOpts.Objects = objects
-	}
-	ag, err = agent.New(agentOpts)
+	ag, err := o.newAgent(agentParts{rt: rt, vols: vols, sources: sources, store: store, events: ev, from: from, reg: reg}, log)
 	if err != nil {
 		return err
 	}
 	// Before any source runs: the checkpointed pods are desired until
 	// their sources answer.
-	restored, err := ag.Restore(ctx, merger, sources)
+	restored, err := ag.Restore(ctx, sources.merger, sources.static)
 	if err != nil {
 		return err
 	}
-	var fileSource *config.FileSource
-	if o.ManifestDir != "" {
-		fileSource, err = config.NewFileSource(config.FileOptions{
-			Path: o.ManifestDir, NodeName: o.NodeName, Sink: merger, Holders: restored.Holders, Recorder: ev.recorder(),
-			ResyncInterval: o.FileCheckFrequency, Logger: log, Metrics: configMetrics,
-		})
-		if err != nil {
-			return err
-		}
+	if err := sources.buildStatic(o, restored.Holders, ev, log); err != nil {
+		return err
 	}
-	var httpSource *config.HTTPSource
-	if o.ManifestURL != "" {
-		header, err := o.urlHeader()
-		if err != nil {
-			return err
-		}
-		httpSource, err = config.NewHTTPSource(config.HTTPOptions{
-			URL: o.ManifestURL, Header: header, NodeName: o.NodeName, Sink: merger, Recorder: ev.recorder(),
-			Interval: o.HTTPCheckFrequency, Logger: log, Metrics: configMetrics,
-		})
-		if err != nil {
-			return err
-		}
-	}
-	sourcesErr := sourcesError(sourcesReady, readySources)
-	ready := readiness(ag, sourcesErr)
-
-	api, err := localapi.New(localapi.Options{
-		SocketPath: o.LocalAPISocket,
-		Provider:   newAPIProvider(ag, fileSource, httpSource, o, ready),
-		Logger:     log,
-	})
+	ready := readiness(ag, sources)
+	api, err := o.newLocalAPI(ag, sources, ready, log)
 	if err != nil {
 		return err
 	}
 
-	var serve *serving
+	parts := parts{ag.Run, api.Run, rotator.Run, imageGC.Run, startPages{ready: ready, log: log}.Run}
+	parts = append(parts, sources.runs()...)
 	if o.ServeAddress != "" {
-		if serve, err = newServing(o.ServeAddress, reg, ready, o.Profiling, log); err != nil {
+		serve, err := newServing(o.ServeAddress, reg, ready, o.Profiling, log)
+		if err != nil {
 			return err
 		}
+		parts = append(parts, serve.Run)
 	}
-
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return ag.Run(gctx) })
-	if fileSource != nil {
-		g.Go(func() error { return fileSource.Run(gctx) })
+	if conn != nil {
+		nd, err := o.newNode(rt, ag.Ready, sources.err, log)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, conn.Run,
+			conn.whenConnected(nd.Run),
+			conn.whenConnected(o.nodeAPI(rt, ag, log)),
+			conn.whenConnected(from.podObjects(nd, ag)),
+			conn.whenConnected(from.services.Run),
+			conn.whenConnected(from.classes.Run),
+			conn.whenConnected(o.apiServerSource(sources.merger, log)),
+			conn.whenConnected(apiSync(ag, nd)),
+		)
 	}
-	if httpSource != nil {
-		g.Go(func() error { return httpSource.Run(gctx) })
-	}
-	g.Go(func() error { return api.Run(gctx) })
-	g.Go(func() error { return rotator.Run(gctx) })
-	g.Go(func() error { return imageGC.Run(gctx) })
-	if o.Kubeconfig != "" {
-		g.Go(func() error {
-			return o.connected(gctx, connectedParts{rt: rt, agent: ag, merger: merger, events: ev, sourcesErr: sourcesErr, reg: reg, objects: objects, services: services, classes: classes}, log)
-		})
-	}
-	if serve != nil {
-		g.Go(func() error { return serve.Run(gctx) })
-	}
-	g.Go(func() error {
-		releaseStartPages(gctx, ready, log)
-		return nil
-	})
 	log.Info("nodeagent started", "node", o.NodeName, "runtime", rt.Version().RuntimeName+" "+rt.Version().RuntimeVersion,
-		"manifestDir", o.ManifestDir, "connected", o.Kubeconfig != "", "manifestURL", config.RedactURL(o.ManifestURL), "localAPI", o.LocalAPISocket, "serveAddress", o.ServeAddress)
+		"manifestDir", o.ManifestDir, "connected", conn != nil, "manifestURL", config.RedactURL(o.ManifestURL), "localAPI", o.LocalAPISocket, "serveAddress", o.ServeAddress)
+	return parts.run(ctx)
+}
+
+// setUp paces the garbage collector, makes the agent's directories and
+// the one metrics registry every part registers with; nothing registers
+// globally.
+func (o *Options) setUp(log logr.Logger) (metrics.KubeRegistry, error) {
+	setGCPercent(o.GCPercent, log)
+	for _, dir := range []string{o.RootDir, o.PodLogDir} {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", dir, err)
+		}
+	}
+	reg := metrics.NewKubeRegistry()
+	reg.RawMustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
+	return reg, nil
+}
+
+// parts are the long-running parts of the agent, each a Run that returns
+// when ctx ends. They run under one errgroup: the first to fail ends the
+// others.
+type parts []func(context.Context) error
+
+func (p parts) run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, run := range p {
+		g.Go(func() error { return run(gctx) })
+	}
 	return g.Wait()
-}
-
-// readiness is ready once every configured source has sent its pods and
-// the agent says it is ready.
-func readiness(ag *agent.Agent, sourcesErr func() error) func() error {
-	return func() error {
-		if err := sourcesErr(); err != nil {
-			return err
-		}
-		return ag.Ready()
-	}
-}
-
-// sourcesError says which sources have not sent their first pods yet.
-func sourcesError(sourcesReady func() bool, sources []podtypes.Source) func() error {
-	return func() error {
-		if !sourcesReady() {
-			return fmt.Errorf("waiting for the first pods of the sources %v", sources)
-		}
-		return nil
-	}
-}
-
-// nodeIPs are the node's IPs for the pods' statuses: --node-ip, or the
-// address the Node reports as its InternalIP.
-func nodeIPs(configured string) []string {
-	if ip := node.InternalIP(net.ParseIP(configured)); ip != nil {
-		return []string{ip.String()}
-	}
-	return nil
 }

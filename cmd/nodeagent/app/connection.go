@@ -1,0 +1,83 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/metrics"
+)
+
+// connection is connected mode's link to the apiserver: the client of the
+// node's own identity. That client exists only once the identity is
+// loaded, and loading it may take minutes (a bootstrap waits for its CSR
+// to be signed) while the static pods run. So the parts that need the
+// apiserver are built and started with all the others, and each waits
+// for the connection at the start of its Run (whenConnected); nothing is
+// assigned to them later.
+//
+// The connection is resolved once, by its own Run, which then keeps the
+// identity's certificate rotated until ctx ends.
+type connection struct {
+	o   *Options
+	reg metrics.KubeRegistry
+	log logr.Logger
+
+	ready  chan struct{}        // closed once client is set
+	client kubernetes.Interface // set once, before ready is closed
+}
+
+// connectedPart is a part that needs the apiserver: it runs with the
+// node's client until ctx ends.
+type connectedPart = func(context.Context, kubernetes.Interface) error
+
+// newConnection is the connection of connected mode; nil in standalone
+// mode (no --kubeconfig).
+func newConnection(o *Options, reg metrics.KubeRegistry, log logr.Logger) *connection {
+	if o.Kubeconfig == "" {
+		return nil
+	}
+	return &connection{o: o, reg: reg, log: log, ready: make(chan struct{})}
+}
+
+// Run loads (or bootstraps) the node's identity, resolves the connection
+// with its client, then rotates the identity's certificate until ctx
+// ends. Failing to load the identity fails the agent.
+func (c *connection) Run(ctx context.Context) error {
+	id, err := c.o.identity(ctx, c.reg, c.log)
+	if err != nil {
+		return fmt.Errorf("connected mode: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(c.o.clientConfig(id))
+	if err != nil {
+		return fmt.Errorf("--kubeconfig %s: %w", c.o.Kubeconfig, err)
+	}
+	c.client = client
+	close(c.ready)
+	return id.Run(ctx)
+}
+
+// wait returns the client once the connection is resolved, or ctx's
+// error if ctx ends first.
+func (c *connection) wait(ctx context.Context) (kubernetes.Interface, error) {
+	select {
+	case <-c.ready:
+		return c.client, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// whenConnected makes a connected part a Run(ctx) like every other: it
+// waits for the connection, then runs the part with the client. If ctx
+// ends first the part never started, and there is nothing to report.
+func (c *connection) whenConnected(part connectedPart) func(context.Context) error {
+	return func(ctx context.Context) error {
+		client, err := c.wait(ctx)
+		if err != nil {
+			return nil
+		}
+		return part(ctx, client)
+	}
+}

@@ -1,0 +1,87 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+
+	"github.com/go-logr/logr"
+
+	"github.com/nodeagent/nodeagent/internal/cgroups"
+	"github.com/nodeagent/nodeagent/internal/images"
+	"github.com/nodeagent/nodeagent/internal/node"
+	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/volumes"
+)
+
+// newRuntime sets up the pods' cgroups by QoS class, before any pod
+// starts, and connects to the container runtime: nothing runs without
+// it, so it is checked first.
+func (o *Options) newRuntime(ctx context.Context, from apiObjects, log logr.Logger) (*runtime.Runtime, error) {
+	// The machine's memory sets the OOM score adjustment of Burstable
+	// containers.
+	machine, err := node.ReadMachine()
+	if err != nil {
+		return nil, err
+	}
+	cg, err := cgroups.New(cgroups.Options{Root: o.CgroupRoot, Driver: cgroups.Driver(o.CgroupDriver), Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("--cgroup-driver=%s: %w", o.CgroupDriver, err)
+	}
+	if err := cg.Setup(); err != nil {
+		return nil, fmt.Errorf("setting up the QoS cgroups under %s: %w", o.CgroupRoot, err)
+	}
+	opts := runtime.Options{
+		Endpoint:       o.CRIEndpoint,
+		RequestTimeout: o.RuntimeRequestTimeout,
+		LogRoot:        o.PodLogDir,
+		PodsDir:        filepath.Join(o.RootDir, "pods"),
+		Cgroups:        cg,
+		MemoryCapacity: machine.MemoryBytes,
+		// Always pulls at each start unless the node runs offline-first.
+		ImagePullAlwaysIfAbsent: o.ImagePullAlwaysIfAbsent,
+		MaxParallelImagePulls:   o.ImagePulls.parallelPulls(),
+		// The node's registry credentials, where the kubelet looks.
+		NodeDockerConfigPaths: images.NodeDockerConfigPaths(o.RootDir),
+		// Localhost seccomp profiles, where the kubelet keeps them.
+		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
+		HostIPs:            nodeIPs(o.NodeIP),
+		ClusterDNS:         o.ClusterDNS,
+		ClusterDomain:      o.ClusterDomain,
+		ResolvConf:         o.ResolvConf,
+		Logger:             log,
+	}
+	// Never a nil pointer in an interface: standalone, they stay nil.
+	if from.objects != nil {
+		opts.Sources, opts.Allocatable = from.objects, from.objects.Allocatable
+	}
+	if from.services != nil {
+		opts.Services, opts.RuntimeClasses = from.services, from.classes
+	}
+	rt, err := runtime.New(ctx, opts)
+	if errors.Is(err, runtime.ErrRuntimeUnavailable) {
+		return nil, fmt.Errorf("%w (is containerd running? set --cri-endpoint)", err)
+	}
+	return rt, err
+}
+
+// newVolumes builds the pods' volumes; those of pods from the apiserver
+// read their objects through from.
+func (o *Options) newVolumes(from apiObjects, log logr.Logger) (*volumes.Manager, error) {
+	opts := volumes.Options{RootDir: o.RootDir, Logger: log}
+	if from.objects != nil {
+		opts.Sources, opts.Allocatable = from.objects, from.objects.Allocatable
+	}
+	return volumes.New(opts)
+}
+
+// nodeIPs are the node's IPs for the pods' statuses: --node-ip, or the
+// address the Node reports as its InternalIP.
+func nodeIPs(configured string) []string {
+	if ip := node.InternalIP(net.ParseIP(configured)); ip != nil {
+		return []string{ip.String()}
+	}
+	return nil
+}
