@@ -39,6 +39,7 @@ func BenchmarkBinaryPodSpec(b *testing.B) {
 		{"every-field", func(name string) *corev1.Pod { return everyFieldPod(h, name, false) }},
 		{"every-field-sequenced", func(name string) *corev1.Pod { return everyFieldPod(h, name, true) }},
 	}
+	port = 20000
 	took := map[string][]time.Duration{}
 	for i := range 30 {
 		for _, k := range kinds {
@@ -83,6 +84,11 @@ func pollContainerRunning(h *agentHarness, podName, container string, timeout ti
 	}
 }
 
+// port is the next container port: a host-network pod's container port
+// is a host port too, and one pod's must not wait for the last one's to be
+// released.
+var port int32
+
 // everyFieldPod sets every field docs/podspec.md lists as honoured for
 // static pods, at once; sequenced adds the ones that are steps of their
 // own (an init container, a sidecar that must start first, postStart).
@@ -103,7 +109,8 @@ func everyFieldPod(h *agentHarness, name string, sequenced bool) *corev1.Pod {
 		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 		{Name: "MEM_LIMIT", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory"}}},
 	}
-	main.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}
+	port++
+	main.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: port, Protocol: corev1.ProtocolTCP}}
 	main.Resources = corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: memory},
@@ -117,7 +124,7 @@ func everyFieldPod(h *agentHarness, name string, sequenced bool) *corev1.Pod {
 		{Name: "host", MountPath: "/host", ReadOnly: true},
 	}
 	main.ReadinessProbe = execProbe(10)
-	main.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}},
+	main.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(port)}},
 		InitialDelaySeconds: 3600}
 	main.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
 	main.TerminationMessagePath = "/dev/termination-log"
