@@ -61,7 +61,10 @@ func New(opts Options) (*Manager, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
-	if err := opts.Validate(); err != nil {
+	if opts.Runtime == nil {
+		return nil, errors.New("image garbage collection: Runtime is required")
+	}
+	if err := opts.Validate(nil); err != nil {
 		return nil, fmt.Errorf("image garbage collection: %w", err)
 	}
 	m, err := newMetrics(opts.Registry)

@@ -285,7 +285,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := Options{Runtime: rt, HighThresholdPercent: 85, LowThresholdPercent: 80, MinAge: 2 * time.Minute}
 			tc.mod(&o)
-			err := o.Validate()
+			err := o.Validate(nil)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("Validate: %v, want no error", err)

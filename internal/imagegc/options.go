@@ -70,32 +70,37 @@ type Options struct {
 }
 
 // Validate checks the policy as the kubelet checks its configuration.
-func (o Options) Validate() error {
+// names, if not nil, says what to call each field in the errors (the
+// command gives its flags' names); a field it lacks keeps its own name.
+func (o Options) Validate(names map[string]string) error {
+	n := func(field string) string {
+		if name, ok := names[field]; ok {
+			return name
+		}
+		return field
+	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if o.Runtime == nil {
-		bad("Runtime is required")
-	}
 	if o.HighThresholdPercent < 0 || o.HighThresholdPercent > 100 {
-		bad("HighThresholdPercent %d must be between 0 and 100, inclusive", o.HighThresholdPercent)
+		bad("%s %d must be between 0 and 100, inclusive", n("HighThresholdPercent"), o.HighThresholdPercent)
 	}
 	if o.LowThresholdPercent < 0 || o.LowThresholdPercent > 100 {
-		bad("LowThresholdPercent %d must be between 0 and 100, inclusive", o.LowThresholdPercent)
+		bad("%s %d must be between 0 and 100, inclusive", n("LowThresholdPercent"), o.LowThresholdPercent)
 	}
 	if o.LowThresholdPercent >= o.HighThresholdPercent {
-		bad("LowThresholdPercent %d must be less than HighThresholdPercent %d", o.LowThresholdPercent, o.HighThresholdPercent)
+		bad("%s %d must be less than %s %d", n("LowThresholdPercent"), o.LowThresholdPercent, n("HighThresholdPercent"), o.HighThresholdPercent)
 	}
 	if o.MinAge < 0 {
-		bad("MinAge %v must not be negative", o.MinAge)
+		bad("%s %v must not be negative", n("MinAge"), o.MinAge)
 	}
 	if o.MaxAge < 0 {
-		bad("MaxAge %v must not be negative", o.MaxAge)
+		bad("%s %v must not be negative", n("MaxAge"), o.MaxAge)
 	}
 	if o.MaxAge > 0 && o.MaxAge <= o.MinAge {
-		bad("MaxAge %v must be greater than MinAge %v", o.MaxAge, o.MinAge)
+		bad("%s %v must be greater than %s %v", n("MaxAge"), o.MaxAge, n("MinAge"), o.MinAge)
 	}
 	if o.Period < 0 {
-		bad("Period %v must not be negative", o.Period)
+		bad("%s %v must not be negative", n("Period"), o.Period)
 	}
 	return errors.Join(errs...)
 }

@@ -50,23 +50,28 @@ type Options struct {
 	Logger   logr.Logger
 }
 
-// Validate names the first option that cannot work.
-func (o Options) Validate() error {
-	var errs []error
-	if o.Runtime == nil {
-		errs = append(errs, errors.New("Runtime is required"))
+// Validate reports every option that cannot work. names, if not nil,
+// says what to call each field in the errors (the command gives its
+// flags' names); a field it lacks keeps its own name.
+func (o Options) Validate(names map[string]string) error {
+	n := func(field string) string {
+		if name, ok := names[field]; ok {
+			return name
+		}
+		return field
 	}
+	var errs []error
 	if o.MaxSize <= 0 {
-		errs = append(errs, fmt.Errorf("MaxSize must be positive, not %d", o.MaxSize))
+		errs = append(errs, fmt.Errorf("%s must be positive, not %d", n("MaxSize"), o.MaxSize))
 	}
 	if o.MaxFiles < MinMaxFiles {
-		errs = append(errs, fmt.Errorf("MaxFiles must be at least %d (the current file and one rotated), not %d", MinMaxFiles, o.MaxFiles))
+		errs = append(errs, fmt.Errorf("%s must be at least %d (the current file and one rotated), not %d", n("MaxFiles"), MinMaxFiles, o.MaxFiles))
 	}
 	if o.Workers < 1 {
-		errs = append(errs, fmt.Errorf("Workers must be at least 1, not %d", o.Workers))
+		errs = append(errs, fmt.Errorf("%s must be at least 1, not %d", n("Workers"), o.Workers))
 	}
 	if o.Interval < MinInterval {
-		errs = append(errs, fmt.Errorf("Interval must be at least %v, not %v", MinInterval, o.Interval))
+		errs = append(errs, fmt.Errorf("%s must be at least %v, not %v", n("Interval"), MinInterval, o.Interval))
 	}
 	return errors.Join(errs...)
 }
@@ -87,7 +92,10 @@ func New(opts Options) (*Rotator, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
-	if err := opts.Validate(); err != nil {
+	if opts.Runtime == nil {
+		return nil, errors.New("container log rotation: Runtime is required")
+	}
+	if err := opts.Validate(nil); err != nil {
 		return nil, fmt.Errorf("container log rotation: %w", err)
 	}
 	return &Rotator{opts: opts, log: opts.Logger.WithName("logrotation"), paths: map[string]string{}}, nil

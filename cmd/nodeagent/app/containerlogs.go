@@ -40,12 +40,12 @@ func (o *Options) addContainerLogFlags(fs *pflag.FlagSet) {
 // containerLogOptions are the rotation options the flags give.
 func (o *Options) containerLogOptions(rt logrotation.Runtime, log logr.Logger) (logrotation.Options, error) {
 	c := o.ContainerLogs
+	opts := logrotation.Options{Runtime: rt, MaxFiles: c.MaxFiles, Workers: c.MaxWorkers, Interval: c.MonitorInterval, Logger: log}
 	q, err := resource.ParseQuantity(c.MaxSize)
 	if err != nil {
-		return logrotation.Options{}, fmt.Errorf("--container-log-max-size %q: %w", c.MaxSize, err)
+		return opts, fmt.Errorf("--container-log-max-size %q is not a quantity (10Mi, 500Ki): %w", c.MaxSize, err)
 	}
-	opts := logrotation.Options{Runtime: rt, MaxSize: q.Value(), MaxFiles: c.MaxFiles, Workers: c.MaxWorkers,
-		Interval: c.MonitorInterval, Logger: log}
+	opts.MaxSize = q.Value()
 	return opts, nil
 }
 
@@ -59,25 +59,25 @@ func (o *Options) newLogRotation(rt logrotation.Runtime, log logr.Logger) (*logr
 	return logrotation.New(opts)
 }
 
-// validateContainerLogs checks the rotation flags, named as the operator
-// gave them.
+// containerLogFlags name the rotation's fields as the operator sets them.
+var containerLogFlags = map[string]string{
+	"MaxSize":  "--container-log-max-size",
+	"MaxFiles": "--container-log-max-files",
+	"Workers":  "--container-log-max-workers",
+	"Interval": "--container-log-monitor-interval",
+}
+
+// validateContainerLogs checks the rotation flags: the size must be a
+// quantity, and the rest what the rotation itself requires.
 func (o *Options) validateContainerLogs() []error {
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	c := o.ContainerLogs
-	if q, err := resource.ParseQuantity(c.MaxSize); err != nil {
-		bad("--container-log-max-size %q is not a quantity (10Mi, 500Ki): %v", c.MaxSize, err)
-	} else if q.Sign() <= 0 {
-		bad("--container-log-max-size must be positive, not %s", c.MaxSize)
+	opts, err := o.containerLogOptions(nil, logr.Discard())
+	if err != nil {
+		errs = append(errs, err)
+		opts.MaxSize = 1 // to check the others
 	}
-	if c.MaxFiles < logrotation.MinMaxFiles {
-		bad("--container-log-max-files must be at least %d (the current file and one rotated), not %d", logrotation.MinMaxFiles, c.MaxFiles)
-	}
-	if c.MaxWorkers < 1 {
-		bad("--container-log-max-workers must be at least 1, not %d", c.MaxWorkers)
-	}
-	if c.MonitorInterval < logrotation.MinInterval {
-		bad("--container-log-monitor-interval must be at least %v, not %v", logrotation.MinInterval, c.MonitorInterval)
+	if err := opts.Validate(containerLogFlags); err != nil {
+		errs = append(errs, err)
 	}
 	return errs
 }

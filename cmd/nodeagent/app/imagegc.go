@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -45,34 +44,22 @@ func (o *Options) addImageGCFlags(fs *pflag.FlagSet) {
 	_ = fs.MarkHidden("image-gc-period") // the flag was just defined
 }
 
-// validateImageGC checks the policy as the kubelet checks its
-// configuration, naming the flags.
+// imageGCFlags name the policy's fields as the operator sets them.
+var imageGCFlags = map[string]string{
+	"HighThresholdPercent": "--image-gc-high-threshold",
+	"LowThresholdPercent":  "--image-gc-low-threshold",
+	"MinAge":               "--image-minimum-gc-age",
+	"MaxAge":               "--image-maximum-gc-age",
+	"Period":               "--image-gc-period",
+}
+
+// validateImageGC checks the policy by the garbage collector's own rules,
+// naming the flags.
 func (o *Options) validateImageGC() []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	g := o.ImageGC
-	if g.HighThresholdPercent < 0 || g.HighThresholdPercent > 100 {
-		bad("--image-gc-high-threshold %d must be between 0 and 100, inclusive", g.HighThresholdPercent)
+	if err := o.imageGCOptions(nil, nil, nil, logr.Discard()).Validate(imageGCFlags); err != nil {
+		return []error{err}
 	}
-	if g.LowThresholdPercent < 0 || g.LowThresholdPercent > 100 {
-		bad("--image-gc-low-threshold %d must be between 0 and 100, inclusive", g.LowThresholdPercent)
-	}
-	if g.LowThresholdPercent >= g.HighThresholdPercent {
-		bad("--image-gc-low-threshold %d must be less than --image-gc-high-threshold %d", g.LowThresholdPercent, g.HighThresholdPercent)
-	}
-	if g.MinAge < 0 {
-		bad("--image-minimum-gc-age %v must not be negative", g.MinAge)
-	}
-	if g.MaxAge < 0 {
-		bad("--image-maximum-gc-age %v must not be negative", g.MaxAge)
-	}
-	if g.MaxAge > 0 && g.MaxAge <= g.MinAge {
-		bad("--image-maximum-gc-age %v must be greater than --image-minimum-gc-age %v", g.MaxAge, g.MinAge)
-	}
-	if g.Period <= 0 {
-		bad("--image-gc-period %v must be positive", g.Period)
-	}
-	return errs
+	return nil
 }
 
 // imageGCOptions are the garbage collector's options the flags give;

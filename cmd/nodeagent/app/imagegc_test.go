@@ -31,7 +31,7 @@ func TestImageGCFlags(t *testing.T) {
 		"--image-minimum-gc-age=-1s":                                  "--image-minimum-gc-age -1s must not be negative",
 		"--image-maximum-gc-age=-1s":                                  "--image-maximum-gc-age -1s must not be negative",
 		"--image-maximum-gc-age=1m":                                   "--image-maximum-gc-age 1m0s must be greater than --image-minimum-gc-age 2m0s",
-		"--image-gc-period=0s":                                        "--image-gc-period 0s must be positive",
+		"--image-gc-period=-1s":                                       "--image-gc-period -1s must not be negative",
 		"--image-minimum-gc-age=1h --image-maximum-gc-age=30m":        "must be greater than --image-minimum-gc-age 1h0m0s",
 		"--image-gc-high-threshold=90 --image-gc-low-threshold=90":    "--image-gc-low-threshold 90 must be less than --image-gc-high-threshold 90",
 		"--image-gc-high-threshold=120 --image-gc-low-threshold=110":  "--image-gc-high-threshold 120 must be between 0 and 100",
