@@ -172,8 +172,8 @@ func (a *HostPorts) heldOf(src podtypes.Source) []*corev1.Pod {
 }
 
 // AdmitAPIPod decides whether a pod bound to this node through the
-// apiserver may run, as the kubelet's admit handlers run, in order: its
-// sysctls, then Admit against the node and the active pods, then its host
+// apiserver may run, as the kubelet's admit handlers run, in order: the
+// node's pressure conditions (underPressure), its sysctls, then Admit against the node and the active pods, then its host
 // ports against their holders (ReasonNodePorts). It runs once, when the
 // pod first comes; a pod admitted holds its host ports, a pod refused is
 // not held back: it never runs.
@@ -183,7 +183,10 @@ func (a *HostPorts) heldOf(src podtypes.Source) []*corev1.Pod {
 // critical; their sysctls still are, and their host ports hold them back
 // until free (Admit).
 func AdmitAPIPod(pod *corev1.Pod, node *corev1.Node, active []*corev1.Pod, sysctls *Sysctls, ports *HostPorts) Result {
-	res := sysctls.Admit(pod)
+	res := underPressure(pod, pressureOf(node))
+	if res.Reason == "" {
+		res = sysctls.Admit(pod)
+	}
 	if res.Reason == "" {
 		res = Admit(pod, node, active)
 	}

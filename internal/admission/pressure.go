@@ -7,20 +7,17 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
-// ReasonEvicted is the kubelet's reason for a pod refused while the node
-// is under resource pressure, as for one evicted for it.
-const ReasonEvicted = "Evicted"
-
-// UnderPressure admits a new pod on a node with the given pressure
+// underPressure admits a new pod on a node with the given pressure
 // conditions (those True: MemoryPressure, DiskPressure, PIDPressure), as
 // the kubelet's eviction manager does: a critical pod always; under
 // MemoryPressure alone, every pod but a BestEffort one that does not
 // tolerate the node.kubernetes.io/memory-pressure taint; under any other
 // pressure, none.
-func UnderPressure(pod *corev1.Pod, conditions []corev1.NodeConditionType) Result {
+func underPressure(pod *corev1.Pod, conditions []corev1.NodeConditionType) Result {
 	if len(conditions) == 0 || podtypes.IsCritical(pod) {
 		return Result{}
 	}
@@ -31,7 +28,25 @@ func UnderPressure(pod *corev1.Pod, conditions []corev1.NodeConditionType) Resul
 	}
 	sorted := slices.Clone(conditions)
 	slices.Sort(sorted)
-	return Result{Reason: ReasonEvicted, Message: fmt.Sprintf("The node had condition: %v. ", sorted)}
+	// The kubelet refuses it with the reason of a pod evicted for it.
+	return Result{Reason: status.ReasonEvicted, Message: fmt.Sprintf("The node had condition: %v. ", sorted)}
+}
+
+// pressureOf lists the pressure conditions the Node reports True.
+func pressureOf(node *corev1.Node) []corev1.NodeConditionType {
+	if node == nil {
+		return nil
+	}
+	var out []corev1.NodeConditionType
+	for _, c := range node.Status.Conditions {
+		switch c.Type {
+		case corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure:
+			if c.Status == corev1.ConditionTrue {
+				out = append(out, c.Type)
+			}
+		}
+	}
+	return out
 }
 
 func toleratesMemoryPressure(pod *corev1.Pod) bool {

@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodeagent/nodeagent/internal/status"
 )
 
 func TestUnderPressure(t *testing.T) {
@@ -37,9 +39,32 @@ func TestUnderPressure(t *testing.T) {
 		"PID, burstable":                     {burstable, []corev1.NodeConditionType{corev1.NodePIDPressure}, "The node had condition: [PIDPressure]. "},
 		"disk, critical":                     {critical, both, ""},
 	} {
-		res := UnderPressure(tc.pod, tc.conditions)
-		if res.Message != tc.message || (tc.message != "") != (res.Reason == ReasonEvicted) {
+		res := underPressure(tc.pod, tc.conditions)
+		if res.Message != tc.message || (tc.message != "") != (res.Reason == status.ReasonEvicted) {
 			t.Errorf("%s: %+v, want message %q", name, res, tc.message)
 		}
+	}
+}
+
+// An API pod is refused under pressure before anything else is checked,
+// as the kubelet's eviction manager admits first.
+func TestAdmitAPIPodUnderPressure(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeDiskPressure, Status: corev1.ConditionTrue}, {Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse}},
+		Allocatable: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10")},
+	}}
+	sysctls, err := NewSysctls(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := AdmitAPIPod(pod, node, nil, sysctls, NewHostPorts())
+	if res.Reason != status.ReasonEvicted || res.Message != "The node had condition: [DiskPressure]. " {
+		t.Errorf("under DiskPressure: %+v", res)
+	}
+	node.Status.Conditions[0].Status = corev1.ConditionFalse
+	if res := AdmitAPIPod(pod, node, nil, sysctls, NewHostPorts()); res.Reason != "" {
+		t.Errorf("without pressure: %+v", res)
 	}
 }

@@ -333,24 +333,3 @@ func (n *Node) setCurrent(node *corev1.Node) {
 		n.current = node
 	}
 }
-
-// Pressure lists the pressure conditions (MemoryPressure, DiskPressure,
-// PIDPressure) the Node last reported True: what admission refuses new
-// pods under. None before the Node is registered.
-func (n *Node) Pressure() []corev1.NodeConditionType {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.current == nil {
-		return nil
-	}
-	var out []corev1.NodeConditionType
-	for _, c := range n.current.Status.Conditions {
-		switch c.Type {
-		case corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure:
-			if c.Status == corev1.ConditionTrue {
-				out = append(out, c.Type)
-			}
-		}
-	}
-	return out
-}

@@ -402,23 +402,3 @@ func (h *harness) nodeLists() int {
 	}
 	return n
 }
-
-// Pressure lists what the Node reports True: here memory.available must
-// stay above the machine's whole memory, so MemoryPressure is True.
-func TestPressureIsWhatTheNodeReports(t *testing.T) {
-	h := start(t, nil, func(o *Options, _ *fake.Clientset) {
-		ts, err := ParseThresholds("memory.available<100%")
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.Thresholds = ts
-	})
-	if got := h.node.Pressure(); got != nil {
-		t.Errorf("Pressure %v before the Node is registered", got)
-	}
-	h.eventually("the Node", func() bool { return h.get() != nil })
-	h.eventually("MemoryPressure", func() bool {
-		got := h.node.Pressure()
-		return len(got) == 1 && got[0] == corev1.NodeMemoryPressure
-	})
-}

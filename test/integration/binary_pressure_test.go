@@ -1,0 +1,36 @@
+package integration
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// TestBinaryAdmissionUnderPressure: under MemoryPressure (a threshold no
+// node meets: memory.available must stay above all of it) a new
+// BestEffort pod from the apiserver is refused as the kubelet refuses it,
+// Failed with reason Evicted, and a Burstable one runs.
+func TestBinaryAdmissionUnderPressure(t *testing.T) {
+	h := newConnectedAgent(t, "--eviction-hard=memory.available<100%")
+	waitNode(t, "MemoryPressure", 60*time.Second, func(n *corev1.Node) bool {
+		return nodeCondition(n, corev1.NodeMemoryPressure).Status == corev1.ConditionTrue
+	})
+
+	bestEffort := h.createAPIPod(h.apiPodSpec("pressure-besteffort", shContainer("main", sleepForever)))
+	p := h.waitAPIPod(bestEffort.Name, "Failed", 30*time.Second, func(p *corev1.Pod) bool { return p != nil && p.Status.Phase == corev1.PodFailed })
+	if p.Status.Reason != "Evicted" || p.Status.Message != "The node had condition: [MemoryPressure]. " {
+		t.Errorf("BestEffort pod under MemoryPressure: %s %q, want Evicted and the kubelet's message", p.Status.Reason, p.Status.Message)
+	}
+	if n := len(h.sandboxes("pressure-besteffort")); n != 0 {
+		t.Errorf("the refused pod has %d sandboxes", n)
+	}
+
+	// Requests make it Burstable; memory.available<100% takes all memory
+	// off allocatable, so it asks for CPU only.
+	c := shContainer("main", sleepForever)
+	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}
+	burstable := h.createAPIPod(h.apiPodSpec("pressure-burstable", c))
+	h.waitAPIPod(burstable.Name, "Running", 60*time.Second, func(p *corev1.Pod) bool { return p != nil && p.Status.Phase == corev1.PodRunning })
+}
