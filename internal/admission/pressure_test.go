@@ -52,7 +52,7 @@ func TestAdmitAPIPodUnderPressure(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{
-		Conditions: []corev1.NodeCondition{{Type: corev1.NodeDiskPressure, Status: corev1.ConditionTrue}, {Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse}},
+		Conditions:  []corev1.NodeCondition{{Type: corev1.NodeDiskPressure, Status: corev1.ConditionTrue}, {Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse}},
 		Allocatable: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10")},
 	}}
 	sysctls, err := NewSysctls(nil, nil)
