@@ -99,7 +99,13 @@ func (n *Node) Run(ctx context.Context, client kubernetes.Interface) error {
 		if !n.wasReady() {
 			next = n.clock.After(fastCheck)
 		}
-		if err := n.sync(ctx); err != nil && ctx.Err() == nil {
+		// A write that hangs (on a connection to an apiserver that went
+		// away without closing it) must not hold the next one back: each
+		// sync gets one update period, as the kubelet's heartbeat client.
+		sctx, cancel := context.WithTimeout(ctx, n.opts.StatusUpdateFrequency)
+		err := n.sync(sctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
 			n.log.Error(err, "Updating the Node failed; retrying")
 			next = n.clock.After(backoff.Step())
 		} else {
@@ -247,12 +253,13 @@ func conditionsEqual(a, b []corev1.NodeCondition) bool {
 }
 
 // leaseController renews the Lease with client-go's lease controller,
-// which keeps the last Lease it wrote and updates it without a GET. The
+// which keeps the last Lease it wrote and updates it without a GET, and
+// calls OnRepeatedHeartbeatFailure when renewals keep failing. The
 // Lease is owned by the Node, so that it goes with it; it is not created
 // before the Node is registered.
 func (n *Node) leaseController() lease.Controller {
 	renew := time.Duration(n.opts.LeaseDuration) * time.Second / 4
-	return lease.NewController(n.clock, n.client, n.opts.Name, n.opts.LeaseDuration, nil, renew,
+	return lease.NewController(n.clock, n.client, n.opts.Name, n.opts.LeaseDuration, n.opts.OnRepeatedHeartbeatFailure, renew,
 		n.opts.Name, corev1.NamespaceNodeLease, n.setLeaseOwner)
 }
 

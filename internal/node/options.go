@@ -63,6 +63,11 @@ type Options struct {
 	// reports in status.daemonEndpoints; 0 when it is not served.
 	APIPort int32
 
+	// OnRepeatedHeartbeatFailure, if not nil, is called when the Lease
+	// fails to renew several times in a row: the client's connections may
+	// be to an apiserver that went away without closing them, and closing
+	// them makes the next request dial afresh (as the kubelet does).
+	OnRepeatedHeartbeatFailure func()
 	// AgentVersion is reported as the node's kubelet version.
 	AgentVersion string
 

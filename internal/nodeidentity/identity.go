@@ -265,3 +265,15 @@ func staticCertificate(c *rest.Config) func() *tls.Certificate {
 	}
 	return func() *tls.Certificate { return &pair }
 }
+
+// CloseConnections closes every connection of the clients made from the
+// identity's config, so that their next requests dial afresh: a
+// connection to an apiserver that vanished without closing it otherwise
+// holds requests until HTTP/2's health check gives up on it. Without
+// certificate rotation (a token, or rotation off) the config has no
+// dialer of its own, and nothing is closed.
+func (id *Identity) CloseConnections() {
+	if id.dialer != nil {
+		id.dialer.CloseAll()
+	}
+}

@@ -114,7 +114,7 @@ func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
 
 // newNode builds the part that keeps the Node and its Lease current; it
 // runs once connected. The node API, when served, is on --port.
-func (o *Options) newNode(rt node.Runtime, agentHealth, sourcesReady func() error, log logr.Logger) (*node.Node, error) {
+func (o *Options) newNode(rt node.Runtime, agentHealth, sourcesReady func() error, closeConnections func(), log logr.Logger) (*node.Node, error) {
 	machine, err := node.ReadMachine()
 	if err != nil {
 		return nil, err
@@ -136,8 +136,10 @@ func (o *Options) newNode(rt node.Runtime, agentHealth, sourcesReady func() erro
 		StatusUpdateFrequency: o.NodeStatusUpdateFrequency, StatusReportFrequency: o.NodeStatusReportFrequency,
 		LeaseDuration: o.NodeLeaseDurationSeconds,
 		APIPort:       o.Port,
-		AgentVersion:  version.Get().GitVersion,
-		Logger:        log,
+		// Renewals that keep failing may be stuck on a dead connection.
+		OnRepeatedHeartbeatFailure: closeConnections,
+		AgentVersion:               version.Get().GitVersion,
+		Logger:                     log,
 	})
 }
 

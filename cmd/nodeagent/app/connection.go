@@ -7,6 +7,8 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics"
+
+	"github.com/nodeagent/nodeagent/internal/nodeidentity"
 )
 
 // connection is connected mode's link to the apiserver: the client of the
@@ -24,8 +26,9 @@ type connection struct {
 	reg metrics.KubeRegistry
 	log logr.Logger
 
-	ready  chan struct{}        // closed once client is set
+	ready  chan struct{}        // closed once client and id are set
 	client kubernetes.Interface // set once, before ready is closed
+	id     *nodeidentity.Identity
 }
 
 // connectedPart is a part that needs the apiserver: it runs with the
@@ -53,9 +56,19 @@ func (c *connection) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--kubeconfig %s: %w", c.o.Kubeconfig, err)
 	}
-	c.client = client
+	c.client, c.id = client, id
 	close(c.ready)
 	return id.Run(ctx)
+}
+
+// closeConnections closes the client's connections, if it has been made,
+// so that its next requests dial afresh (see node.Options).
+func (c *connection) closeConnections() {
+	select {
+	case <-c.ready:
+		c.id.CloseConnections()
+	default:
+	}
 }
 
 // wait returns the client once the connection is resolved, or ctx's

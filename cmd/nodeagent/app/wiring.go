@@ -87,7 +87,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		parts = append(parts, serve.Run)
 	}
 	if conn != nil {
-		nd, err := o.newNode(rt, ag.Ready, sources.err, log)
+		nd, err := o.newNode(rt, ag.Ready, sources.err, conn.closeConnections, log)
 		if err != nil {
 			return err
 		}
