@@ -402,3 +402,28 @@ func (h *harness) nodeLists() int {
 	}
 	return n
 }
+
+// Lease renewals that keep failing call OnRepeatedHeartbeatFailure, which
+// the command uses to close the client's connections.
+func TestRepeatedLeaseFailuresAreReported(t *testing.T) {
+	var failing, reported atomic.Bool
+	h := start(t, nil, func(o *Options, c *fake.Clientset) {
+		o.LeaseDuration = 4 // renewed every second
+		o.OnRepeatedHeartbeatFailure = func() { reported.Store(true) }
+		c.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtimeObject, error) {
+			if failing.Load() {
+				return true, nil, errors.New("connection reset by peer")
+			}
+			return false, nil, nil
+		})
+	})
+	h.eventually("the Lease", func() bool {
+		_, err := h.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(context.Background(), testNode, metav1.GetOptions{})
+		return err == nil
+	})
+	if reported.Load() {
+		t.Fatal("a failure reported while the Lease renews")
+	}
+	failing.Store(true)
+	h.eventually("the failures reported", reported.Load)
+}
