@@ -41,12 +41,14 @@ type syncLoop struct {
 	objectChanges *objectChanges
 	statuses      *status.Store
 	api           loopAPISync
-	podEvents     *podEvents
-	timeline      *timeline.Log
-	clock         clock.WithTicker
-	due           time.Duration
-	housekeeping  time.Duration
-	log           logr.Logger
+	// handlers apply the config updates, one for each kind of pod.
+	handlers     podHandlers
+	podEvents    *podEvents
+	timeline     *timeline.Log
+	clock        clock.WithTicker
+	due          time.Duration
+	housekeeping time.Duration
+	log          logr.Logger
 }
 
 // What the loop needs of the pod workers (*podworkers.PodWorkers), the

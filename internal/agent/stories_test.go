@@ -181,10 +181,13 @@ func newStoryEnv(t *testing.T) *storyEnv {
 		timeline: timeline.NewWithClock(10, clk), clock: clk,
 		log: testr.NewWithOptions(t, testr.Options{Verbosity: 2}).WithName("loop"),
 	}
+	e.loop.handlers = newPodHandlers(e.loop)
 	return e
 }
 
-func (e *storyEnv) say(format string, args ...any) { e.out = append(e.out, fmt.Sprintf(format, args...)) }
+func (e *storyEnv) say(format string, args ...any) {
+	e.out = append(e.out, fmt.Sprintf(format, args...))
+}
 
 func (e *storyEnv) do(line string) []string {
 	e.out = nil
