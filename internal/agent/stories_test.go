@@ -47,6 +47,7 @@ var rewriteStories = flag.Bool("rewrite", false, "rewrite the expected output of
 //
 //	add|update|delete|remove|reconcile KIND name=N [v=K] [port=P] [cpu=C]
 //	    [deleting] [grace=G] [phase=PHASE] [gate=COND] [cond=True|False]
+//	    [sysctl=NAME]
 //	                 one config update of one pod; KIND is static (from
 //	                 a file; UID N-vK), mirror (of static pod N; UID
 //	                 mirror-N) or api (from the apiserver; UID N)
@@ -301,6 +302,9 @@ func (e *storyEnv) pod(a storyArgValues) *corev1.Pod {
 	}
 	if cpu := a.get("cpu"); cpu != "" {
 		c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+	}
+	if sc := a.get("sysctl"); sc != "" {
+		pod.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: sc, Value: "1"}}}
 	}
 	if a.has("deleting") {
 		now := metav1.NewTime(e.clock.Now())
