@@ -140,6 +140,7 @@ func New(opts Options) (*Agent, error) {
 			held: func(uid types.UID) bool { return a.admission.IsRefused(uid) || a.loop.apiAdmission.isWaiting(uid) },
 		},
 	}
+	a.loop.handlers = newPodHandlers(a.loop)
 	a.storageLimits = &storageLimits{
 		pods: a.pods, statuses: a.statuses, vols: opts.Volumes, evictions: s.evictions, events: a.events,
 		timeline: a.timeline, interval: opts.HousekeepingInterval, clock: opts.Clock, log: log.WithName("eviction"),

@@ -33,9 +33,9 @@ type apiAdmission struct {
 }
 
 // admitAPIPod decides whether an API pod seen for the first time may run;
-// a refused one is indexed, so that its Failed status is written, and
+// a refused one is indexed (n), so that its Failed status is written, and
 // handed to its worker as a pod that ended.
-func (l *syncLoop) admitAPIPod(pod *corev1.Pod) bool {
+func (l *syncLoop) admitAPIPod(pod *corev1.Pod, n podNotices) bool {
 	var node *corev1.Node
 	if get := l.apiAdmission.node.Load(); get != nil {
 		node, _ = (*get).Node(context.Background())
@@ -52,19 +52,19 @@ func (l *syncLoop) admitAPIPod(pod *corev1.Pod) bool {
 	if res.Reason == "" {
 		return true
 	}
-	l.refuse(pod, res)
+	l.refuse(pod, res, n)
 	return false
 }
 
 // refuse ends a pod that may not run: Failed with the admission's reason.
-func (l *syncLoop) refuse(pod *corev1.Pod, res admission.Result) {
+// n are the notices of the pod's kind.
+func (l *syncLoop) refuse(pod *corev1.Pod, res admission.Result, n podNotices) {
 	l.log.Info("Refusing a pod", "pod", podtypes.PodFullName(pod), "podUID", pod.UID, "reason", res.Reason, "message", res.Message)
 	l.timeline.Record(pod.UID, timeline.KindError, "refused: %s: %s", res.Reason, res.Message)
 	l.podEvents.refused(pod, res.Reason, res.Message)
 	failed := corev1.PodStatus{Phase: corev1.PodFailed, Reason: res.Reason, Message: res.Message}
 	l.statuses.Set(pod, failed)
-	l.pods.UpdatePod(pod)
-	l.api.PodChanged(pod)
+	n.ending(pod)
 	keep := func(st *corev1.PodStatus) {
 		st.Phase, st.Reason, st.Message = failed.Phase, failed.Reason, failed.Message
 	}
@@ -95,7 +95,7 @@ func (l *syncLoop) retryWaiting() {
 		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.UID, b.UID))
 	})
 	for _, pod := range pods {
-		l.add(pod)
+		l.handlers.api.add(pod)
 	}
 }
 

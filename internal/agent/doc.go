@@ -21,8 +21,10 @@
 //     runtime.SyncPod with the status the PLEG observed after the pod's
 //     previous sync, then the API status (internal/status) into the status
 //     store; KillPod with the grace period in force; cleanup.
-//   - syncLoop (loop.go, config.go) is the one select loop: config updates
-//     go to the pod manager and the pod workers, PLEG events and due pods
+//   - syncLoop (loop.go, updates*.go) is the one select loop: config
+//     updates go to the pod manager and the pod workers through one
+//     handler per kind of pod (static, mirror, API), which tells the parts
+//     that follow pods of its kind (podNotices); PLEG events and due pods
 //     become syncs, and housekeeping runs on its tick.
 //   - housekeeper (housekeeping.go) tells the workers which pods are
 //     desired, restarts pods the workers let go, kills runtime pods no
@@ -35,8 +37,8 @@
 //     or gone, and it wraps the syncer to record terminations and final
 //     statuses; Restore brings the pods back at start. Its writer runs
 //     beside the other parts (Run) and outlives them by one last write.
-//   - admission (the rules in internal/admission; the calls in config.go
-//     and apiadmission.go): a pod asking for a host port that an admitted
+//   - admission (the rules in internal/admission; the calls in
+//     updates_static.go and apiadmission.go): a pod asking for a host port that an admitted
 //     pod holds is held back (admission.HostPorts): it is not indexed and
 //     gets no worker, its status (Pending, HostPortConflict) names the port
 //     and the holder, and the housekeeping tick admits it once the holder

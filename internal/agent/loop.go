@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/admission"
-	"github.com/nodeagent/nodeagent/internal/apisync"
-	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/status"
@@ -29,10 +29,10 @@ type syncLoop struct {
 	probeUpdates <-chan prober.Update
 	probes       status.Probes
 	pods         *podmanager.Manager
-	workers      *podworkers.PodWorkers
+	workers      loopWorkers
 	deadlines    *deadlines
 	housekeeper  *housekeeper
-	ckpt         *keeper.Keeper
+	ckpt         loopCheckpoint
 	admission    *admission.HostPorts
 	apiAdmission *apiAdmission
 	sysctls      *admission.Sysctls
@@ -40,14 +40,38 @@ type syncLoop struct {
 	objects       PodObjects
 	objectChanges *objectChanges
 	statuses      *status.Store
-	api           *apisync.Sync
-	podEvents     *podEvents
-	timeline      *timeline.Log
-	clock         clock.WithTicker
-	due           time.Duration
-	housekeeping  time.Duration
-	log           logr.Logger
+	api           loopAPISync
+	// handlers apply the config updates, one for each kind of pod.
+	handlers     podHandlers
+	podEvents    *podEvents
+	timeline     *timeline.Log
+	clock        clock.WithTicker
+	due          time.Duration
+	housekeeping time.Duration
+	log          logr.Logger
 }
+
+// What the loop needs of the pod workers (*podworkers.PodWorkers), the
+// checkpoint keeper (*keeper.Keeper) and API sync (*apisync.Sync, nil in
+// standalone mode); the stories (stories_test.go) record these calls.
+type (
+	loopWorkers interface {
+		UpdatePod(podworkers.UpdatePodOptions) error
+		IsPodTerminationRequested(types.UID) bool
+		CouldHaveRunningContainers(types.UID) bool
+		DuePods() []types.UID
+	}
+	loopCheckpoint interface {
+		Accepted(*corev1.Pod)
+		ForgetCompleted(types.UID)
+		FinalStatus(types.UID) *corev1.PodStatus
+		WasRestored(types.UID) bool
+	}
+	loopAPISync interface {
+		PodChanged(*corev1.Pod)
+		PodRemoved(*corev1.Pod)
+	}
+)
 
 // run loops until ctx ends. It kills nothing on its way out.
 func (l *syncLoop) run(ctx context.Context) error {

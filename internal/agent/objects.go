@@ -25,7 +25,7 @@ type PodObjects interface {
 // deletion is asked.
 func (a *Agent) podFinished(objects PodObjects) func(*corev1.Pod) {
 	return func(pod *corev1.Pod) {
-		if objects != nil && isAPIPod(pod) {
+		if objects != nil && kindOf(pod) == kindAPI {
 			objects.UnregisterPod(pod)
 		}
 		a.api.PodFinished(pod)
