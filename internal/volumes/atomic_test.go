@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -130,7 +131,7 @@ func TestAtomicReaderNeverSeesAMix(t *testing.T) {
 
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	var reads, mixes int
+	var reads, mixes atomic.Int32
 	var readErr error
 	wg.Add(1)
 	go func() {
@@ -163,9 +164,9 @@ func TestAtomicReaderNeverSeesAMix(t *testing.T) {
 			}
 			d.Close()
 			if complete {
-				reads++
+				reads.Add(1)
 				if len(seen) != 1 {
-					mixes++
+					mixes.Add(1)
 				}
 			}
 		}
@@ -176,14 +177,18 @@ func TestAtomicReaderNeverSeesAMix(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(10 * time.Millisecond)
+	// On a loaded machine the reader may not have finished a whole read
+	// while the writes went on: it gets one more chance at the last set.
+	for deadline := time.Now().Add(5 * time.Second); reads.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	close(done)
 	wg.Wait()
 	if readErr != nil {
 		t.Fatalf("reader: %v", readErr)
 	}
-	if reads == 0 || mixes > 0 {
-		t.Errorf("%d whole reads, %d of them a mix of two writes; want some and none", reads, mixes)
+	if reads.Load() == 0 || mixes.Load() > 0 {
+		t.Errorf("%d whole reads, %d of them a mix of two writes; want some and none", reads.Load(), mixes.Load())
 	}
 	if got := readVolume(t, dir); got["k0"] != "version 50" || got["k7"] != "version 50" {
 		t.Errorf("final content %v, want version 50", got)
