@@ -57,6 +57,23 @@ func TestHostPortConflictHoldsTheLaterPodBack(t *testing.T) {
 	}
 }
 
+// A held-back pod runs as soon as the holder of its port has stopped, not
+// at the next housekeeping (here an hour away).
+func TestHeldBackPodRunsOnceTheHolderStopped(t *testing.T) {
+	e := newTestEnv(t)
+	e.housekeeping = time.Hour
+	e.ready.Store(true)
+	e.start()
+	first := withHostPort(staticPod("first", "busybox", corev1.RestartPolicyAlways), 8080, "")
+	second := withHostPort(staticPod("second", "busybox", corev1.RestartPolicyAlways), 8080, "")
+	e.send(podtypes.ADD, first)
+	e.eventually("the first pod runs", func() bool { return e.phase(first.UID) == corev1.PodRunning })
+	e.send(podtypes.ADD, second)
+	e.eventually("the second pod is held back", func() bool { return e.workerPhase(second.UID) == "refused" })
+	e.send(podtypes.REMOVE, first)
+	e.eventually("the second pod runs", func() bool { return e.phase(second.UID) == corev1.PodRunning })
+}
+
 // A held-back pod its source drops is forgotten, status and all.
 func TestHeldBackPodRemovedIsForgotten(t *testing.T) {
 	e := newTestEnv(t)

@@ -26,12 +26,14 @@ import (
 // Agent runs the pods its config sources want on the container runtime.
 // It only wires its parts; see the package documentation.
 type Agent struct {
-	pods      *podmanager.Manager
-	workers   *podworkers.PodWorkers
-	pleg      *pleg.PLEG
-	statuses  *status.Store
-	timeline  *timeline.Log
-	loop      *syncLoop
+	pods     *podmanager.Manager
+	workers  *podworkers.PodWorkers
+	pleg     *pleg.PLEG
+	statuses *status.Store
+	timeline *timeline.Log
+	loop     *syncLoop
+	// stops tells the loop of pods that stopped for good.
+	stops     *podStops
 	collector *collector
 	// storageLimits evicts pods over their emptyDir sizeLimit.
 	storageLimits *storageLimits
@@ -65,6 +67,7 @@ func New(opts Options) (*Agent, error) {
 		log:       log,
 		metrics:   m,
 		admission: admission.NewHostPorts(),
+		stops:     newPodStops(),
 		nodeName:  opts.NodeName,
 	}
 	a.events = newPodEvents(opts.Recorder, opts.NodeName)
@@ -128,7 +131,7 @@ func New(opts Options) (*Agent, error) {
 		probeUpdates: a.prober.Updates(), probes: a.prober, deadlines: s.deadlines,
 		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval, ckpt: a.ckpt,
 		admission: a.admission, statuses: a.statuses, api: a.api, podEvents: a.events,
-		objects: opts.Objects, objectChanges: newObjectChanges(),
+		objects: opts.Objects, objectChanges: newObjectChanges(), stops: a.stops,
 		apiAdmission: &apiAdmission{waiting: map[types.UID]*corev1.Pod{}},
 		sysctls:      opts.Sysctls,
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),

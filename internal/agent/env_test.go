@@ -40,6 +40,8 @@ type testEnv struct {
 	beforeRun    func(*Agent)
 	// sysctls, if set before start, replaces the default sysctl admission.
 	sysctls *admission.Sysctls
+	// housekeeping, if set before start, replaces the 20 ms period.
+	housekeeping time.Duration
 	cancel  context.CancelFunc
 	done    chan error
 }
@@ -72,10 +74,14 @@ func (e *testEnv) start() *testEnv {
 	if e.sourcesReady != nil {
 		ready = e.sourcesReady
 	}
+	housekeeping := 20 * time.Millisecond
+	if e.housekeeping != 0 {
+		housekeeping = e.housekeeping
+	}
 	e.agent, err = New(Options{
 		NodeName: "node-1", RootDir: e.rootDir, Runtime: e.rt, Volumes: vols,
 		Updates: updates, SourcesReady: ready, Checkpoint: e.checkpoint,
-		RelistInterval: 10 * time.Millisecond, HousekeepingInterval: 20 * time.Millisecond,
+		RelistInterval: 10 * time.Millisecond, HousekeepingInterval: housekeeping,
 		DueInterval: 10 * time.Millisecond, GCInterval: 30 * time.Millisecond,
 		Registry: e.registry, Sysctls: e.sysctls,
 		Logger: testr.NewWithOptions(e.t, testr.Options{Verbosity: 2}),

@@ -39,8 +39,10 @@ type syncLoop struct {
 	// objects is nil in standalone mode.
 	objects       PodObjects
 	objectChanges *objectChanges
-	statuses      *status.Store
-	api           loopAPISync
+	// stops signals pods that stopped for good: held pods may run now.
+	stops    *podStops
+	statuses *status.Store
+	api      loopAPISync
 	// handlers apply the config updates, one for each kind of pod.
 	handlers     podHandlers
 	podEvents    *podEvents
@@ -101,6 +103,8 @@ func (l *syncLoop) run(ctx context.Context) error {
 			l.probeChanged(u)
 		case <-l.objectChanges.signal:
 			l.syncObjectUsers(l.objectChanges.take())
+		case <-l.stops.signal:
+			l.readmit()
 		case <-due.C():
 			l.syncDue()
 		case <-hk.C():

@@ -29,6 +29,7 @@ func (a *Agent) podFinished(objects PodObjects) func(*corev1.Pod) {
 			objects.UnregisterPod(pod)
 		}
 		a.api.PodFinished(pod)
+		a.stops.stopped()
 	}
 }
 
