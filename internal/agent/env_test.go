@@ -42,8 +42,8 @@ type testEnv struct {
 	sysctls *admission.Sysctls
 	// housekeeping, if set before start, replaces the 20 ms period.
 	housekeeping time.Duration
-	cancel  context.CancelFunc
-	done    chan error
+	cancel       context.CancelFunc
+	done         chan error
 }
 
 func newTestEnv(t *testing.T) *testEnv {
