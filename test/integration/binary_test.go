@@ -145,7 +145,7 @@ func freeAddress(t testing.TB) string {
 // args are the flags every start of the agent gets: h's state, then the
 // test's own.
 func (h *agentHarness) args() []string {
-	return append([]string{
+	args := []string{
 		"--manifest-dir", h.manifests,
 		"--cri-endpoint", env.CRIEndpoint,
 		"--node-name", h.node,
@@ -153,12 +153,16 @@ func (h *agentHarness) args() []string {
 		"--pod-log-dir", filepath.Join(h.dir, "logs"),
 		"--local-api-socket", h.socket,
 		"--serve-address", h.addr,
+		"-v", "2",
+	}
+	if h.binary == "" {
 		// No image GC on the shared containerd: it could remove the
 		// busybox image the tests run with pull policy Never
-		// (TestBinaryImageGC has a containerd of its own).
-		"--image-gc-high-threshold", "100",
-		"-v", "2",
-	}, h.extraArgs...)
+		// (TestBinaryImageGC has a containerd of its own). An older
+		// agent (an upgrade test's) has no image GC, nor the flag.
+		args = append(args, "--image-gc-high-threshold", "100")
+	}
+	return append(args, h.extraArgs...)
 }
 
 // start runs a new nodeagent process and waits until its local API answers.
