@@ -25,6 +25,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/certificate/csr"
 	"k8s.io/client-go/util/keyutil"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/nodeagent/nodeagent/test/integration/framework"
 )
@@ -200,18 +201,27 @@ func TestClusterNodeGoesUnknownWhenLeaseStops(t *testing.T) {
 		_ = nodes.Delete(context.Background(), name, metav1.DeleteOptions{})
 		_ = leases.Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-	node, err := nodes.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := nodes.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// One status post at the start; from then on only the Lease says the
-	// node is alive, as with a kubelet whose status has not changed.
-	now := metav1.Now()
-	node.Status.Conditions = []corev1.NodeCondition{{
-		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-		LastHeartbeatTime: now, LastTransitionTime: now,
-	}}
-	if _, err := nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+	// node is alive, as with a kubelet whose status has not changed. The
+	// controller-manager may change the new Node first (its taints): the
+	// post is made on the newest.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := nodes.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		node.Status.Conditions = []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			LastHeartbeatTime: now, LastTransitionTime: now,
+		}}
+		_, err = nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	lease, err := leases.Create(ctx, nodeLease(name, time.Now()), metav1.CreateOptions{})
