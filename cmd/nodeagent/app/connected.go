@@ -114,11 +114,7 @@ func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
 
 // newNode builds the part that keeps the Node and its Lease current; it
 // runs once connected. The node API, when served, is on --port.
-func (o *Options) newNode(rt node.Runtime, agentHealth, sourcesReady func() error, closeConnections func(), log logr.Logger) (*node.Node, error) {
-	machine, err := node.ReadMachine()
-	if err != nil {
-		return nil, err
-	}
+func (o *Options) newNode(rt node.Runtime, machine node.Machine, agentHealth, sourcesReady func() error, closeConnections func(), log logr.Logger) (*node.Node, error) {
 	taints, _ := node.ParseTaints(o.RegisterWithTaints)   // validated
 	thresholds, _ := node.ParseThresholds(o.EvictionHard) // validated
 	var reserved []corev1.ResourceList

@@ -19,13 +19,9 @@ import (
 // newRuntime sets up the pods' cgroups by QoS class, before any pod
 // starts, and connects to the container runtime: nothing runs without
 // it, so it is checked first.
-func (o *Options) newRuntime(ctx context.Context, from apiObjects, log logr.Logger) (*runtime.Runtime, error) {
-	// The machine's memory sets the OOM score adjustment of Burstable
-	// containers.
-	machine, err := node.ReadMachine()
-	if err != nil {
-		return nil, err
-	}
+// The machine's memory sets the OOM score adjustment of Burstable
+// containers.
+func (o *Options) newRuntime(ctx context.Context, from apiObjects, machine node.Machine, log logr.Logger) (*runtime.Runtime, error) {
 	cg, err := cgroups.New(cgroups.Options{Root: o.CgroupRoot, Driver: cgroups.Driver(o.CgroupDriver), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("--cgroup-driver=%s: %w", o.CgroupDriver, err)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/imagegc"
+	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/staging/config"
 )
 
@@ -28,7 +29,12 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	rt, err := o.newRuntime(ctx, from, log)
+	// Read once: the runtime and the Node both need it.
+	machine, err := node.ReadMachine()
+	if err != nil {
+		return err
+	}
+	rt, err := o.newRuntime(ctx, from, machine, log)
 	if err != nil {
 		return err
 	}
@@ -87,7 +93,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		parts = append(parts, serve.Run)
 	}
 	if conn != nil {
-		nd, err := o.newNode(rt, ag.Ready, sources.err, conn.closeConnections, log)
+		nd, err := o.newNode(rt, machine, ag.Ready, sources.err, conn.closeConnections, log)
 		if err != nil {
 			return err
 		}
