@@ -47,7 +47,12 @@ func (c checkpointingSyncer) SyncTerminatingPod(ctx context.Context, pod *corev1
 	if err := c.Syncer.SyncTerminatingPod(ctx, pod, gracePeriod, statusFn); err != nil {
 		return err
 	}
-	if st := c.status(pod.UID); (completed || c.desired(pod.UID)) && st != nil {
+	// Only a pod that completed (SyncPod found it terminal, and recorded
+	// that before the stop) is recorded with its final status. A pod
+	// killed because its source dropped it may be wanted again by now (a
+	// manifest removed and put back: the same UID); it ran to no end of
+	// its own, and is run afresh.
+	if st := c.status(pod.UID); completed && st != nil {
 		c.ckpt.completed(pod.UID, *st) // with the statuses the stop observed
 	} else {
 		c.ckpt.terminated(pod.UID)
