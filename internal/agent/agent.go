@@ -35,8 +35,10 @@ type Agent struct {
 	// stops tells the loop of pods that stopped for good.
 	stops     *podStops
 	collector *collector
-	// storageLimits evicts pods over their emptyDir sizeLimit.
+	// storageLimits evicts pods over their emptyDir sizeLimit; evictions
+	// are the pods the node evicts, for any reason (Evict).
 	storageLimits *storageLimits
+	evictions     *evictions
 	ckpt          *keeper.Keeper
 	adoption      *adoptionRuntime
 	admission     *admission.HostPorts
@@ -144,6 +146,7 @@ func New(opts Options) (*Agent, error) {
 		},
 	}
 	a.loop.handlers = newPodHandlers(a.loop)
+	a.evictions = s.evictions
 	a.storageLimits = &storageLimits{
 		pods: a.pods, statuses: a.statuses, vols: opts.Volumes, evictions: s.evictions, events: a.events,
 		timeline: a.timeline, interval: opts.HousekeepingInterval, clock: opts.Clock, log: log.WithName("eviction"),

@@ -1,8 +1,14 @@
 package agent
 
 import (
+	"context"
 	"sync"
 
+	"github.com/nodeagent/nodeagent/internal/status"
+	"github.com/nodeagent/nodeagent/internal/timeline"
+	"github.com/nodeagent/nodeagent/staging/podtypes"
+	"github.com/nodeagent/nodeagent/staging/podworkers"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -47,3 +53,53 @@ func (e *evictions) forget(uid types.UID) {
 	defer e.mu.Unlock()
 	delete(e.why, uid)
 }
+
+// Evict stops the pod within grace seconds, for the node: it ends Failed
+// with reason Evicted, the message, and the DisruptionTarget condition,
+// as under the kubelet's eviction manager. It reports false if the pod is
+// already being evicted.
+func (a *Agent) Evict(pod *corev1.Pod, message string, grace int64) bool {
+	if !a.evictions.evict(pod.UID, message) {
+		return false
+	}
+	a.timeline.Record(pod.UID, timeline.KindWorker, "evicted (grace period %ds): %s", grace, message)
+	a.events.evicted(pod, message)
+	err := a.workers.UpdatePod(podworkers.UpdatePodOptions{
+		Type: podworkers.Kill, Pod: pod,
+		Kill: &podworkers.KillPodOptions{GracePeriodOverride: &grace, StatusFunc: func(st *corev1.PodStatus) {
+			if !podtypes.IsTerminal(st.Phase) || st.Reason != status.ReasonEvicted {
+				st.Phase, st.Reason, st.Message = corev1.PodFailed, status.ReasonEvicted, message
+			}
+		}},
+	})
+	if err != nil {
+		a.log.V(2).Info("Eviction not taken", "pod", podtypes.PodFullName(pod), "err", err)
+		a.evictions.forget(pod.UID)
+		return false
+	}
+	return true
+}
+
+// Evictable are the pods that may still run, for the eviction manager to
+// choose from: desired, not being deleted, not finished.
+func (a *Agent) Evictable() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, pod := range a.pods.Pods() {
+		if pod.DeletionTimestamp != nil || a.evictions.reason(pod.UID) != "" {
+			continue
+		}
+		if st := a.statuses.Status(pod.UID); st != nil && podtypes.IsTerminal(st.Phase) {
+			continue
+		}
+		out = append(out, pod)
+	}
+	return out
+}
+
+// Stopped tells whether nothing of the pod can be running any more.
+func (a *Agent) Stopped(uid types.UID) bool { return !a.workers.CouldHaveRunningContainers(uid) }
+
+// RemoveDeadContainers removes the containers and sandboxes that have
+// exited and that nothing needs (their pods' newest are kept), as the
+// eviction manager asks before it evicts a pod for disk.
+func (a *Agent) RemoveDeadContainers(ctx context.Context) { a.collector.collect(ctx) }

@@ -105,6 +105,16 @@ func (m *Manager) Setup() error {
 	return nil
 }
 
+// PodsMemoryDir is the directory of kubepods, the cgroup of every pod, in
+// the memory controller (cgroup v1) or the unified hierarchy (v2), where
+// the eviction manager reads what the pods use.
+func (m *Manager) PodsMemoryDir() string {
+	if m.v2 {
+		return m.dirs(m.kubepods)[""]
+	}
+	return m.dirs(m.kubepods)["memory"]
+}
+
 // PodParent is the pod's cgroup in the driver's form, which the runtime is
 // given as the sandbox's cgroup parent. A pod started by an earlier
 // version keeps its flat <root>/pod<uid> until it is removed, so that its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -132,6 +133,20 @@ func (m *Manager) GarbageCollect(ctx context.Context) error {
 		m.metrics.failedPasses.Inc()
 	}
 	return err
+}
+
+// FreeUnused removes every unused image old enough to remove, whatever
+// the disk usage, as the kubelet's eviction manager asks before it evicts
+// a pod for disk. It returns the bytes freed.
+func (m *Manager) FreeUnused(ctx context.Context) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.opts.Clock.Now()
+	candidates, err := m.evictionOrder(ctx, now)
+	if err != nil {
+		return 0, err
+	}
+	return m.freeSpace(ctx, math.MaxInt64, now, candidates)
 }
 
 func (m *Manager) collect(ctx context.Context) error {

@@ -305,3 +305,21 @@ func TestWithoutARecorderFailuresAreLogged(t *testing.T) {
 		t.Errorf("GarbageCollect: %v, want ErrNotEnoughFreed", err)
 	}
 }
+
+// Before the eviction manager evicts a pod for disk, every unused image
+// old enough goes, whatever the usage; images in use and young ones stay.
+func TestFreeUnusedRemovesEveryUnusedImageOldEnough(t *testing.T) {
+	rt := newFakeRuntime(1000, map[string]uint64{"a": 100, "b": 100, "c": 100})
+	f := newFixture(t, rt, nil)
+	rt.use("a")
+	f.mustPass(0)
+	f.clock.Step(DefaultMinAge)
+	rt.add("young", 50, false)
+	freed, err := f.m.FreeUnused(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"b", "c"}, rt.takeRemoved()); d != "" || freed != 200 {
+		t.Errorf("freed %d, removed (-want +got):\n%s", freed, d)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nodeagent/nodeagent/internal/eviction"
+	"github.com/nodeagent/nodeagent/internal/host"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -29,11 +31,11 @@ func ValidateReserved(flag string, r corev1.ResourceList) error {
 
 // capacity is what the machine has: CPUs, memory, the node filesystem,
 // huge pages, and how many pods the agent takes.
-func capacity(m Machine, nodefs fsStats, maxPods int32) corev1.ResourceList {
+func capacity(m Machine, nodefs host.FSStats, maxPods int32) corev1.ResourceList {
 	c := corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewQuantity(int64(m.CPUs), resource.DecimalSI),
 		corev1.ResourceMemory:           *resource.NewQuantity(m.MemoryBytes, resource.BinarySI),
-		corev1.ResourceEphemeralStorage: *resource.NewQuantity(nodefs.capacity, resource.BinarySI),
+		corev1.ResourceEphemeralStorage: *resource.NewQuantity(nodefs.Capacity, resource.BinarySI),
 		corev1.ResourcePods:             *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
 	}
 	for size, bytes := range m.HugePages {
@@ -48,7 +50,15 @@ func capacity(m Machine, nodefs fsStats, maxPods int32) corev1.ResourceList {
 // healthy). Pages reserved as huge pages are not ordinary memory; the
 // kernel already counts them out of MemTotal's free share but not of
 // MemTotal, so they come off memory too. Nothing goes below zero.
-func allocatable(capacity corev1.ResourceList, reserved []corev1.ResourceList, thresholds Thresholds) corev1.ResourceList {
+// AllocatableMemory is the memory allocatable to pods on the machine:
+// its memory less what is reserved and the hard memory.available
+// threshold, as the Node reports it.
+func AllocatableMemory(m Machine, reserved []corev1.ResourceList, thresholds eviction.Thresholds) int64 {
+	a := allocatable(capacity(m, host.FSStats{}, 0), reserved, thresholds)
+	return a.Memory().Value()
+}
+
+func allocatable(capacity corev1.ResourceList, reserved []corev1.ResourceList, thresholds eviction.Thresholds) corev1.ResourceList {
 	a := capacity.DeepCopy()
 	sub := func(name corev1.ResourceName, q resource.Quantity) {
 		v, ok := a[name]
@@ -67,9 +77,9 @@ func allocatable(capacity corev1.ResourceList, reserved []corev1.ResourceList, t
 		}
 	}
 	mem := capacity[corev1.ResourceMemory]
-	sub(corev1.ResourceMemory, *resource.NewQuantity(thresholds.bound(SignalMemoryAvailable, mem.Value()), resource.BinarySI))
+	sub(corev1.ResourceMemory, *resource.NewQuantity(thresholds.Bound(eviction.SignalMemoryAvailable, mem.Value()), resource.BinarySI))
 	disk := capacity[corev1.ResourceEphemeralStorage]
-	sub(corev1.ResourceEphemeralStorage, *resource.NewQuantity(thresholds.bound(SignalNodeFSAvailable, disk.Value()), resource.BinarySI))
+	sub(corev1.ResourceEphemeralStorage, *resource.NewQuantity(thresholds.Bound(eviction.SignalNodeFSAvailable, disk.Value()), resource.BinarySI))
 	for name, q := range capacity {
 		if strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
 			sub(corev1.ResourceMemory, q)

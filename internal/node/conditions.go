@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodeagent/nodeagent/internal/eviction"
 )
 
 // readiness is what the Ready condition is made of: each problem that
@@ -52,12 +54,12 @@ type pressureKind struct {
 
 var pressureKinds = []pressureKind{
 	{corev1.NodeMemoryPressure, "NodeAgentHasInsufficientMemory", "NodeAgentHasSufficientMemory",
-		"node has memory pressure", "node has sufficient memory available", []string{SignalMemoryAvailable}},
+		"node has memory pressure", "node has sufficient memory available", []string{eviction.SignalMemoryAvailable, eviction.SignalAllocatableMemoryAvailable}},
 	{corev1.NodeDiskPressure, "NodeAgentHasDiskPressure", "NodeAgentHasNoDiskPressure",
 		"node has disk pressure", "node has no disk pressure",
-		[]string{SignalNodeFSAvailable, SignalNodeFSInodesFree, SignalImageFSAvailable, SignalImageFSInodesFree}},
+		[]string{eviction.SignalNodeFSAvailable, eviction.SignalNodeFSInodesFree, eviction.SignalImageFSAvailable, eviction.SignalImageFSInodesFree}},
 	{corev1.NodePIDPressure, "NodeAgentHasInsufficientPID", "NodeAgentHasSufficientPID",
-		"node has PID pressure", "node has sufficient PID available", []string{SignalPIDAvailable}},
+		"node has PID pressure", "node has sufficient PID available", []string{eviction.SignalPIDAvailable}},
 }
 
 // pressures remembers when each pressure was last seen, so that a
@@ -72,15 +74,12 @@ func newPressures(transition time.Duration) *pressures {
 	return &pressures{lastSeen: map[corev1.NodeConditionType]time.Time{}, transition: transition}
 }
 
-// conditions evaluates ob against the thresholds at now.
-func (p *pressures) conditions(now time.Time, ob observation, ts Thresholds) []corev1.NodeCondition {
-	crossed := map[string]bool{
-		SignalMemoryAvailable:   ts.crossed(SignalMemoryAvailable, ob.memoryAvailable, ob.memoryCapacity),
-		SignalNodeFSAvailable:   ts.crossed(SignalNodeFSAvailable, ob.nodefs.available, ob.nodefs.capacity),
-		SignalNodeFSInodesFree:  ts.crossed(SignalNodeFSInodesFree, ob.nodefs.inodesFree, ob.nodefs.inodes),
-		SignalImageFSAvailable:  ts.crossed(SignalImageFSAvailable, ob.imagefs.available, ob.imagefs.capacity),
-		SignalImageFSInodesFree: ts.crossed(SignalImageFSInodesFree, ob.imagefs.inodesFree, ob.imagefs.inodes),
-		SignalPIDAvailable:      ts.crossed(SignalPIDAvailable, ob.pidsAvailable, ob.pidsMax),
+// conditions are the pressure conditions at now, with the signals whose
+// eviction threshold is met (eviction.Manager.Met).
+func (p *pressures) conditions(now time.Time, met []string) []corev1.NodeCondition {
+	crossed := map[string]bool{}
+	for _, s := range met {
+		crossed[s] = true
 	}
 	out := make([]corev1.NodeCondition, 0, len(pressureKinds))
 	for _, k := range pressureKinds {

@@ -1,17 +1,14 @@
 package node
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/nodeagent/nodeagent/internal/host"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -38,9 +35,6 @@ type hostFiles struct {
 
 var realHost = hostFiles{proc: "/proc", sys: "/sys", etc: "/etc"}
 
-// maxHostFile bounds a file read from /proc, /sys or /etc.
-const maxHostFile = 1 << 20
-
 // ReadMachine reads the machine's facts. Only what a node cannot be
 // described without (CPUs, memory) is an error when missing; an
 // identifier the machine does not expose (no DMI product UUID in a VM,
@@ -54,7 +48,7 @@ func readMachine(h hostFiles) (Machine, error) {
 		Architecture:    goruntime.GOARCH,
 		HugePages:       map[int64]int64{},
 	}
-	mem, err := readMeminfo(filepath.Join(h.proc, "meminfo"))
+	mem, err := host.ReadMeminfo(filepath.Join(h.proc, "meminfo"))
 	if err != nil {
 		return Machine{}, err
 	}
@@ -67,66 +61,13 @@ func readMachine(h hostFiles) (Machine, error) {
 	if err != nil {
 		return Machine{}, err
 	}
-	m.MachineID = firstLine(filepath.Join(h.etc, "machine-id"))
-	m.SystemUUID = firstLine(filepath.Join(h.sys, "class/dmi/id/product_uuid"))
-	m.BootID = firstLine(filepath.Join(h.proc, "sys/kernel/random/boot_id"))
-	m.KernelVersion = firstLine(filepath.Join(h.proc, "sys/kernel/osrelease"))
+	m.MachineID = host.FirstLine(filepath.Join(h.etc, "machine-id"))
+	m.SystemUUID = host.FirstLine(filepath.Join(h.sys, "class/dmi/id/product_uuid"))
+	m.BootID = host.FirstLine(filepath.Join(h.proc, "sys/kernel/random/boot_id"))
+	m.KernelVersion = host.FirstLine(filepath.Join(h.proc, "sys/kernel/osrelease"))
 	m.OSImage = osImage(filepath.Join(h.etc, "os-release"))
 	m.Hostname, _ = os.Hostname()
 	return m, nil
-}
-
-// readSmall reads a host file of bounded size. The buffer grows with
-// what is read: the files read every status period are a few KiB.
-func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path) // #nosec G304 -- a fixed host file under /proc, /sys or /etc
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxHostFile))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	return b, nil
-}
-
-func firstLine(path string) string {
-	b, err := readSmall(path)
-	if err != nil {
-		return ""
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	return strings.TrimSpace(string(line))
-}
-
-// readMeminfo returns /proc/meminfo's fields in bytes.
-func readMeminfo(path string) (map[string]int64, error) {
-	b, err := readSmall(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the memory size: %w", err)
-	}
-	out := map[string]int64{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		key, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 {
-			continue
-		}
-		v, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil {
-			continue
-		}
-		if len(fields) > 1 && fields[1] == "kB" {
-			v *= 1024
-		}
-		out[key] = v
-	}
-	return out, nil
 }
 
 // readHugePages reads the reserved huge pages of every supported size
@@ -147,7 +88,7 @@ func readHugePages(dir string) (map[int64]int64, error) {
 		if !ok || !ok2 || err != nil {
 			continue
 		}
-		n, err := strconv.ParseInt(firstLine(filepath.Join(dir, e.Name(), "nr_hugepages")), 10, 64)
+		n, err := strconv.ParseInt(host.FirstLine(filepath.Join(dir, e.Name(), "nr_hugepages")), 10, 64)
 		if err != nil {
 			n = 0
 		}
@@ -158,7 +99,7 @@ func readHugePages(dir string) (map[int64]int64, error) {
 
 // osImage is PRETTY_NAME from os-release, or "Unknown" as the kubelet says.
 func osImage(path string) string {
-	b, err := readSmall(path)
+	b, err := host.ReadSmall(path)
 	if err != nil {
 		return "Unknown"
 	}
@@ -174,24 +115,4 @@ func osImage(path string) string {
 // hugepages-2Mi.
 func hugePageResource(size int64) corev1.ResourceName {
 	return corev1.ResourceName(corev1.ResourceHugePagesPrefix + resource.NewQuantity(size, resource.BinarySI).String())
-}
-
-// fsStats are a filesystem's free and total bytes and inodes.
-type fsStats struct {
-	capacity, available int64
-	inodes, inodesFree  int64
-}
-
-func statFS(path string) (fsStats, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(path, &st); err != nil {
-		return fsStats{}, fmt.Errorf("statfs %s: %w", path, err)
-	}
-	bs := int64(st.Bsize) // #nosec G115 -- a block size is small and positive
-	return fsStats{
-		capacity:   int64(st.Blocks) * bs, // #nosec G115 -- block counts fit int64
-		available:  int64(st.Bavail) * bs, // #nosec G115 -- as above
-		inodes:     int64(st.Files),       // #nosec G115 -- as above
-		inodesFree: int64(st.Ffree),       // #nosec G115 -- as above
-	}, nil
 }

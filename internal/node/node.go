@@ -26,7 +26,6 @@ type Node struct {
 	opts     Options
 	log      logr.Logger
 	clock    clock.WithTicker
-	observer observer
 	pressure *pressures
 	// client is the node's own, given to Run before anything is sent.
 	client kubernetes.Interface
@@ -70,7 +69,6 @@ func New(opts Options) (*Node, error) {
 		opts:     opts,
 		log:      opts.Logger.WithName("node").WithValues("node", opts.Name),
 		clock:    opts.Clock,
-		observer: observer{host: realHost, nodeDir: opts.RootDir},
 		pressure: newPressures(opts.PressureTransition),
 		kick:     make(chan struct{}, 1),
 	}, nil

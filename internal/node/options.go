@@ -11,13 +11,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/eviction"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
 // Runtime is what the node asks of the container runtime.
 type Runtime interface {
 	Health(ctx context.Context) (runtime.Health, error)
-	ImageFilesystems(ctx context.Context) ([]string, error)
 	Version() runtime.VersionInfo
 }
 
@@ -46,9 +46,13 @@ type Options struct {
 	// NodeIP is the InternalIP to report; nil picks the first global
 	// address of an interface that is up.
 	NodeIP net.IP
-	// Thresholds bound the pressure conditions; PressureTransition is how
-	// long a condition stays True after its signal recovers.
-	Thresholds         Thresholds
+	// Thresholds are the hard eviction thresholds, which come off
+	// allocatable. Pressure returns the signals whose eviction threshold
+	// is met (eviction.Manager.Met), reported as the pressure conditions;
+	// PressureTransition is how long a condition stays True after its
+	// signals recover. nil reports no pressure.
+	Thresholds         eviction.Thresholds
+	Pressure           func() []string
 	PressureTransition time.Duration
 
 	// StatusUpdateFrequency is how often the status is computed, and the
@@ -114,7 +118,7 @@ func (o *Options) defaults() error {
 		o.MaxPods = DefaultMaxPods
 	}
 	if o.Thresholds == nil {
-		ts, err := ParseThresholds(DefaultThresholds)
+		ts, err := eviction.ParseThresholds(eviction.DefaultThresholds)
 		if err != nil {
 			return err
 		}

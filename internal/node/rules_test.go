@@ -5,37 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodeagent/nodeagent/internal/eviction"
+	"github.com/nodeagent/nodeagent/internal/host"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
-
-func TestParseThresholds(t *testing.T) {
-	ts, err := ParseThresholds(DefaultThresholds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := ts.String(); got != "imagefs.available<15%,imagefs.inodesFree<5%,memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,pid.available<5%" {
-		t.Errorf("String() = %s", got)
-	}
-	if b := ts.bound(SignalMemoryAvailable, 1<<40); b != 100<<20 {
-		t.Errorf("memory bound %d, want 100Mi", b)
-	}
-	if b := ts.bound(SignalNodeFSAvailable, 1000); b != 100 {
-		t.Errorf("nodefs bound %d, want 10%% of 1000", b)
-	}
-	for in, want := range map[string]string{
-		"memory.available":                "want signal<value",
-		"cpu.available<1":                 `unknown signal "cpu.available"`,
-		"memory.available<-1Mi":           "not a non-negative quantity",
-		"nodefs.available<150%":           "must be in (0, 100]",
-		"nodefs.inodesFree<1.5":           "must be whole",
-		"pid.available<1,pid.available<2": "given twice",
-	} {
-		if _, err := ParseThresholds(in); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("ParseThresholds(%q) = %v, want an error with %q", in, err, want)
-		}
-	}
-}
 
 func TestValidateLabels(t *testing.T) {
 	for labels, ok := range map[string]bool{
@@ -72,9 +46,9 @@ func TestParseTaints(t *testing.T) {
 }
 
 func TestAllocatableSubtractsReservedAndThresholds(t *testing.T) {
-	ts, _ := ParseThresholds("memory.available<100Mi,nodefs.available<10%")
+	ts, _ := eviction.ParseThresholds("memory.available<100Mi,nodefs.available<10%")
 	m := Machine{CPUs: 4, MemoryBytes: 8 << 30, HugePages: map[int64]int64{2 << 20: 1 << 30}}
-	c := capacity(m, fsStats{capacity: 100 << 30}, 50)
+	c := capacity(m, host.FSStats{Capacity: 100 << 30}, 50)
 	a := allocatable(c, []corev1.ResourceList{
 		{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
 		{corev1.ResourceCPU: resource.MustParse("5")}, // more than there is: floors at zero
@@ -97,15 +71,8 @@ func TestAllocatableSubtractsReservedAndThresholds(t *testing.T) {
 }
 
 func TestPressureHoldsForTheTransitionPeriod(t *testing.T) {
-	ts, _ := ParseThresholds("memory.available<100Mi,pid.available<100")
 	p := newPressures(time.Minute)
 	t0 := time.Unix(1000, 0)
-	fine := observation{memoryAvailable: 1 << 30, memoryCapacity: 2 << 30, pidsAvailable: 1000, pidsMax: 2000,
-		nodefs: fsStats{capacity: 100, available: 100, inodes: 100, inodesFree: 100}}
-	fine.imagefs = fine.nodefs
-	low := fine
-	low.memoryAvailable = 50 << 20
-
 	status := func(conds []corev1.NodeCondition, typ corev1.NodeConditionType) corev1.ConditionStatus {
 		for _, c := range conds {
 			if c.Type == typ {
@@ -115,19 +82,20 @@ func TestPressureHoldsForTheTransitionPeriod(t *testing.T) {
 		t.Fatalf("no %s condition", typ)
 		return ""
 	}
+	low := []string{eviction.SignalAllocatableMemoryAvailable}
 	steps := []struct {
 		at   time.Duration
-		ob   observation
+		met  []string
 		want corev1.ConditionStatus
 	}{
-		{0, fine, corev1.ConditionFalse},
+		{0, nil, corev1.ConditionFalse},
 		{10 * time.Second, low, corev1.ConditionTrue},
-		{20 * time.Second, fine, corev1.ConditionTrue},  // recovered, held
-		{69 * time.Second, fine, corev1.ConditionTrue},  // still within a minute of the last low reading
-		{71 * time.Second, fine, corev1.ConditionFalse}, // released
+		{20 * time.Second, nil, corev1.ConditionTrue},  // recovered, held
+		{69 * time.Second, nil, corev1.ConditionTrue},  // still within a minute of the last low reading
+		{71 * time.Second, nil, corev1.ConditionFalse}, // released
 	}
 	for _, s := range steps {
-		conds := p.conditions(t0.Add(s.at), s.ob, ts)
+		conds := p.conditions(t0.Add(s.at), s.met)
 		if got := status(conds, corev1.NodeMemoryPressure); got != s.want {
 			t.Errorf("at %v: MemoryPressure %s, want %s", s.at, got, s.want)
 		}
@@ -135,9 +103,7 @@ func TestPressureHoldsForTheTransitionPeriod(t *testing.T) {
 			t.Errorf("at %v: PIDPressure %s with PIDs to spare", s.at, got)
 		}
 	}
-	few := fine
-	few.pidsAvailable = 10
-	if got := status(p.conditions(t0, few, ts), corev1.NodePIDPressure); got != corev1.ConditionTrue {
-		t.Errorf("PIDPressure %s with 10 PIDs left and a threshold of 100", got)
+	if got := status(p.conditions(t0, []string{eviction.SignalPIDAvailable}), corev1.NodePIDPressure); got != corev1.ConditionTrue {
+		t.Errorf("PIDPressure %s with pid.available met", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/host"
 	"github.com/nodeagent/nodeagent/internal/uidpatch"
 )
 
@@ -40,21 +41,19 @@ func (n *Node) desiredStatus(ctx context.Context, base *corev1.Node) (corev1.Nod
 		ready.add(reasonSourcesNotReady, err.Error())
 	}
 
-	imageDirs, err := n.opts.Runtime.ImageFilesystems(ctx)
+	nodefs, err := host.StatFS(n.opts.RootDir)
 	if err != nil {
-		// The image filesystem is then judged as the node filesystem;
-		// the runtime's trouble already shows in Ready.
-		imageDirs = nil
+		return corev1.NodeStatus{}, fmt.Errorf("measuring the node filesystem: %w", err)
 	}
-	ob, err := n.observer.observe(imageDirs)
-	if err != nil {
-		return corev1.NodeStatus{}, fmt.Errorf("measuring the node: %w", err)
+	var met []string
+	if n.opts.Pressure != nil {
+		met = n.opts.Pressure()
 	}
 
 	st := *base.Status.DeepCopy()
-	st.Capacity = capacity(n.opts.Machine, ob.nodefs, n.opts.MaxPods)
+	st.Capacity = capacity(n.opts.Machine, nodefs, n.opts.MaxPods)
 	st.Allocatable = allocatable(st.Capacity, n.opts.Reserved, n.opts.Thresholds)
-	own := append([]corev1.NodeCondition{ready.condition()}, n.pressure.conditions(now, ob, n.opts.Thresholds)...)
+	own := append([]corev1.NodeCondition{ready.condition()}, n.pressure.conditions(now, met)...)
 	carryTransitions(now, own, base.Status.Conditions)
 	st.Conditions = mergeConditions(base.Status.Conditions, own)
 	st.Addresses = n.addresses()

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nodeagent/nodeagent/internal/host"
 )
 
 // Usage is what the whole node uses, for the node API's
@@ -26,13 +28,13 @@ func ReadUsage() (Usage, error) { return readUsage(realHost, time.Now()) }
 
 func readUsage(h hostFiles, now time.Time) (Usage, error) {
 	u := Usage{Time: now}
-	mem, err := readMeminfo(filepath.Join(h.proc, "meminfo"))
+	mem, err := host.ReadMeminfo(filepath.Join(h.proc, "meminfo"))
 	if err != nil {
 		return u, err
 	}
 	u.MemoryWorkingSet = mem["MemTotal"] - mem["MemAvailable"]
 	path := filepath.Join(h.proc, "stat")
-	b, err := readSmall(path)
+	b, err := host.ReadSmall(path)
 	if err != nil {
 		return u, err
 	}

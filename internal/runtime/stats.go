@@ -19,7 +19,9 @@ type ContainerUsage struct {
 	CPUTime               time.Time     // when CPU was measured
 	MemoryWorkingSet      uint64
 	MemoryTime            time.Time
-	HasCPU, HasMemory     bool
+	// WritableLayer is the bytes the container wrote to its own layer.
+	WritableLayer     uint64
+	HasCPU, HasMemory bool
 }
 
 // ContainerStats asks the runtime what its running containers use; the
@@ -46,6 +48,7 @@ func (r *Runtime) ContainerStats(ctx context.Context) ([]ContainerUsage, error) 
 			u.MemoryWorkingSet = mem.GetWorkingSetBytes().GetValue()
 			u.MemoryTime = time.Unix(0, mem.GetTimestamp())
 		}
+		u.WritableLayer = s.GetWritableLayer().GetUsedBytes().GetValue()
 		out = append(out, u)
 	}
 	return out, nil

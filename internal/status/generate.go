@@ -121,7 +121,29 @@ func Generate(in Input) corev1.PodStatus {
 	setIPs(&st, pod.Spec.HostNetwork, rs.IPs, in.HostIPs)
 	st.QOSClass = podtypes.QOSClass(pod)
 	st.Conditions = conditions(pod, rs, &st, prev, in.Now, in.VolumesErr)
+	if st.Reason == ReasonEvicted {
+		st.Conditions = withDisruption(st.Conditions, prev, st.Message, in.Now)
+	}
 	return st
+}
+
+// withDisruption adds to the conditions of an evicted pod the
+// DisruptionTarget the kubelet sets, with reason TerminationByKubelet,
+// unless one is there; the time of prev's is kept.
+func withDisruption(conds []corev1.PodCondition, prev *corev1.PodStatus, message string, now time.Time) []corev1.PodCondition {
+	for _, c := range conds {
+		if c.Type == corev1.DisruptionTarget {
+			return conds
+		}
+	}
+	c := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+		Reason: corev1.PodReasonTerminationByKubelet, Message: message, LastTransitionTime: metaTime(now)}
+	for _, p := range prev.Conditions {
+		if p.Type == corev1.DisruptionTarget {
+			c = p
+		}
+	}
+	return append(conds, c)
 }
 
 // waitingReasons maps each container whose newest start failed to that

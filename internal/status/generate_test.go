@@ -395,3 +395,37 @@ func TestGenerateActiveDeadline(t *testing.T) {
 		})
 	}
 }
+
+// An evicted pod fails with reason Evicted, and carries the kubelet's
+// DisruptionTarget condition, whose time stays that of the first status.
+func TestGenerateEvicted(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, nil, "app")
+	rs := &runtime.PodStatus{Sandboxes: readySandbox(), Containers: []runtime.ContainerStatus{running("app", "c1")}}
+	msg := "The node was low on resource: memory. "
+	st := Generate(Input{Pod: pod, Runtime: rs, Now: now, Evicted: msg})
+	if st.Phase != corev1.PodFailed || st.Reason != ReasonEvicted || st.Message != msg {
+		t.Fatalf("phase %s reason %s message %q", st.Phase, st.Reason, st.Message)
+	}
+	var found *corev1.PodCondition
+	for i, c := range st.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			found = &st.Conditions[i]
+		}
+	}
+	if found == nil || found.Status != corev1.ConditionTrue || found.Reason != corev1.PodReasonTerminationByKubelet || found.Message != msg {
+		t.Fatalf("DisruptionTarget %+v", found)
+	}
+	again := Generate(Input{Pod: pod, Runtime: rs, Now: now.Add(time.Minute), Evicted: msg, Previous: &st})
+	n := 0
+	for _, c := range again.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			n++
+			if !c.LastTransitionTime.Equal(&found.LastTransitionTime) {
+				t.Errorf("DisruptionTarget moved from %v to %v", found.LastTransitionTime, c.LastTransitionTime)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d DisruptionTarget conditions, want 1", n)
+	}
+}

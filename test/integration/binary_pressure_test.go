@@ -11,9 +11,11 @@ import (
 // TestBinaryAdmissionUnderPressure: under MemoryPressure (a threshold no
 // node meets: memory.available must stay above all of it) a new
 // BestEffort pod from the apiserver is refused as the kubelet refuses it,
-// Failed with reason Evicted, and a Burstable one runs.
+// Failed with reason Evicted, and a Burstable one runs. The threshold is
+// soft, with a grace period longer than the test: a soft threshold met
+// makes the pressure at once, and evicts nothing before its grace period.
 func TestBinaryAdmissionUnderPressure(t *testing.T) {
-	h := newConnectedAgent(t, "--eviction-hard=memory.available<100%")
+	h := newConnectedAgent(t, "--eviction-soft=memory.available<100%", "--eviction-soft-grace-period=memory.available=1h")
 	waitNode(t, "MemoryPressure", 60*time.Second, func(n *corev1.Node) bool {
 		return nodeCondition(n, corev1.NodeMemoryPressure).Status == corev1.ConditionTrue
 	})
@@ -27,8 +29,7 @@ func TestBinaryAdmissionUnderPressure(t *testing.T) {
 		t.Errorf("the refused pod has %d sandboxes", n)
 	}
 
-	// Requests make it Burstable; memory.available<100% takes all memory
-	// off allocatable, so it asks for CPU only.
+	// Requests make it Burstable.
 	c := shContainer("main", sleepForever)
 	c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}
 	burstable := h.createAPIPod(h.apiPodSpec("pressure-burstable", c))

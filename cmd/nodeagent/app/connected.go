@@ -17,6 +17,7 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/apisync"
+	"github.com/nodeagent/nodeagent/internal/eviction"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/nodeidentity"
 	"github.com/nodeagent/nodeagent/internal/podobjects"
@@ -54,13 +55,9 @@ func (o *Options) validateConnected() []error {
 	if o.NodeIP != "" && net.ParseIP(o.NodeIP) == nil {
 		bad("--node-ip %q is not an IP address", o.NodeIP)
 	}
-	if _, err := node.ParseThresholds(o.EvictionHard); err != nil {
-		bad("--eviction-hard: %v", err)
-	}
 	for name, d := range map[string]time.Duration{
-		"--eviction-pressure-transition-period": o.EvictionPressureTransition,
-		"--node-status-update-frequency":        o.NodeStatusUpdateFrequency,
-		"--node-status-report-frequency":        o.NodeStatusReportFrequency,
+		"--node-status-update-frequency": o.NodeStatusUpdateFrequency,
+		"--node-status-report-frequency": o.NodeStatusReportFrequency,
 	} {
 		if d <= 0 {
 			bad("%s must be positive, not %v", name, d)
@@ -76,6 +73,16 @@ func (o *Options) validateConnected() []error {
 		bad("--node-lease-duration-seconds must be at least 4 (it is renewed every quarter of it), not %d", o.NodeLeaseDurationSeconds)
 	}
 	return errs
+}
+
+// reserved are the resources held back from pods (validated).
+func (o *Options) reserved() []corev1.ResourceList {
+	var out []corev1.ResourceList
+	for flag, m := range map[string]map[string]string{"--system-reserved": o.SystemReserved, "--kube-reserved": o.KubeReserved} {
+		r, _ := resourceList(flag, m) // validated
+		out = append(out, r)
+	}
+	return out
 }
 
 // resourceList reads a --system-reserved style map.
@@ -114,21 +121,17 @@ func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
 
 // newNode builds the part that keeps the Node and its Lease current; it
 // runs once connected. The node API, when served, is on --port.
-func (o *Options) newNode(rt node.Runtime, machine node.Machine, agentHealth, sourcesReady func() error, closeConnections func(), log logr.Logger) (*node.Node, error) {
-	taints, _ := node.ParseTaints(o.RegisterWithTaints)   // validated
-	thresholds, _ := node.ParseThresholds(o.EvictionHard) // validated
-	var reserved []corev1.ResourceList
-	for flag, m := range map[string]map[string]string{"--system-reserved": o.SystemReserved, "--kube-reserved": o.KubeReserved} {
-		r, _ := resourceList(flag, m) // validated
-		reserved = append(reserved, r)
-	}
+// Its pressure conditions are those of the eviction manager.
+func (o *Options) newNode(rt node.Runtime, machine node.Machine, agentHealth, sourcesReady func() error, pressure func() []string, closeConnections func(), log logr.Logger) (*node.Node, error) {
+	taints, _ := node.ParseTaints(o.RegisterWithTaints)        // validated
+	thresholds, _ := eviction.ParseThresholds(o.Eviction.Hard) // validated
 	return node.New(node.Options{
 		Name: o.NodeName, Runtime: rt,
 		AgentHealth: agentHealth, SourcesReady: sourcesReady,
 		Machine: machine, RootDir: o.RootDir,
-		Labels: o.NodeLabels, Taints: taints, Reserved: reserved, MaxPods: o.MaxPods,
+		Labels: o.NodeLabels, Taints: taints, Reserved: o.reserved(), MaxPods: o.MaxPods,
 		NodeIP:     net.ParseIP(o.NodeIP),
-		Thresholds: thresholds, PressureTransition: o.EvictionPressureTransition,
+		Thresholds: thresholds, Pressure: pressure, PressureTransition: o.Eviction.PressureTransition,
 		StatusUpdateFrequency: o.NodeStatusUpdateFrequency, StatusReportFrequency: o.NodeStatusReportFrequency,
 		LeaseDuration: o.NodeLeaseDurationSeconds,
 		APIPort:       o.Port,

@@ -58,28 +58,27 @@ type Options struct {
 	ImagePullAlwaysIfAbsent bool
 	ImagePulls              ImagePulls
 	ImageGC                 ImageGC
+	Eviction                Eviction
 
 	SyncFrequency        time.Duration
 	RelistInterval       time.Duration
 	HousekeepingInterval time.Duration
 
 	// Connected mode: with a kubeconfig the agent is a Node of a cluster.
-	Kubeconfig                 string
-	BootstrapKubeconfig        string
-	CertDir                    string
-	RotateCertificates         bool
-	NodeLabels                 map[string]string
-	RegisterWithTaints         []string
-	SystemReserved             map[string]string
-	KubeReserved               map[string]string
-	MaxPods                    int32
-	NodeIP                     string
-	EvictionHard               string
-	EvictionPressureTransition time.Duration
-	NodeStatusUpdateFrequency  time.Duration
-	NodeStatusReportFrequency  time.Duration
-	NodeLeaseDurationSeconds   int32
-	ObjectChangeDetection      string
+	Kubeconfig                string
+	BootstrapKubeconfig       string
+	CertDir                   string
+	RotateCertificates        bool
+	NodeLabels                map[string]string
+	RegisterWithTaints        []string
+	SystemReserved            map[string]string
+	KubeReserved              map[string]string
+	MaxPods                   int32
+	NodeIP                    string
+	NodeStatusUpdateFrequency time.Duration
+	NodeStatusReportFrequency time.Duration
+	NodeLeaseDurationSeconds  int32
+	ObjectChangeDetection     string
 
 	// The node API (connected mode): kubectl logs, exec, attach,
 	// port-forward through the apiserver.
@@ -103,34 +102,33 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		FileCheckFrequency:         20 * time.Second,
-		HTTPCheckFrequency:         20 * time.Second,
-		CRIEndpoint:                "unix:///run/containerd/containerd.sock",
-		RuntimeRequestTimeout:      runtime.DefaultRequestTimeout,
-		RootDir:                    configfile.DefaultRootDir,
-		PodLogDir:                  configfile.DefaultPodLogDir,
-		ContainerLogs:              defaultContainerLogs(),
-		ImagePulls:                 ImagePulls{Serialize: true},
-		ImageGC:                    defaultImageGC(),
-		CgroupRoot:                 "/nodeagent",
-		CgroupDriver:               string(cgroups.DriverCgroupfs),
-		ResolvConf:                 defaultResolvConf,
-		SyncFrequency:              podworkers.DefaultResyncInterval,
-		RelistInterval:             pleg.DefaultInterval,
-		HousekeepingInterval:       agent.DefaultHousekeepingInterval,
-		ServeAddress:               "127.0.0.1:10258",
-		RotateCertificates:         true,
-		MaxPods:                    node.DefaultMaxPods,
-		EvictionHard:               node.DefaultThresholds,
-		EvictionPressureTransition: node.DefaultPressureTransition,
-		NodeStatusUpdateFrequency:  node.DefaultStatusUpdateFrequency,
-		NodeStatusReportFrequency:  node.DefaultStatusReportFrequency,
-		NodeLeaseDurationSeconds:   node.DefaultLeaseDuration,
-		ObjectChangeDetection:      string(podobjects.Watch),
-		Address:                    "0.0.0.0",
-		Port:                       10250,
-		GCPercent:                  50,
-		Logging:                    logsapi.NewLoggingConfiguration(),
+		FileCheckFrequency:        20 * time.Second,
+		HTTPCheckFrequency:        20 * time.Second,
+		CRIEndpoint:               "unix:///run/containerd/containerd.sock",
+		RuntimeRequestTimeout:     runtime.DefaultRequestTimeout,
+		RootDir:                   configfile.DefaultRootDir,
+		PodLogDir:                 configfile.DefaultPodLogDir,
+		ContainerLogs:             defaultContainerLogs(),
+		ImagePulls:                ImagePulls{Serialize: true},
+		ImageGC:                   defaultImageGC(),
+		Eviction:                  defaultEviction(),
+		CgroupRoot:                "/nodeagent",
+		CgroupDriver:              string(cgroups.DriverCgroupfs),
+		ResolvConf:                defaultResolvConf,
+		SyncFrequency:             podworkers.DefaultResyncInterval,
+		RelistInterval:            pleg.DefaultInterval,
+		HousekeepingInterval:      agent.DefaultHousekeepingInterval,
+		ServeAddress:              "127.0.0.1:10258",
+		RotateCertificates:        true,
+		MaxPods:                   node.DefaultMaxPods,
+		NodeStatusUpdateFrequency: node.DefaultStatusUpdateFrequency,
+		NodeStatusReportFrequency: node.DefaultStatusReportFrequency,
+		NodeLeaseDurationSeconds:  node.DefaultLeaseDuration,
+		ObjectChangeDetection:     string(podobjects.Watch),
+		Address:                   "0.0.0.0",
+		Port:                      10250,
+		GCPercent:                 50,
+		Logging:                   logsapi.NewLoggingConfiguration(),
 	}
 }
 
@@ -161,6 +159,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"imagePullPolicy Always pulls only an image that is absent, as IfNotPresent does (for nodes without a registry); default: Always pulls at every container start, as under the kubelet")
 	o.addImagePullFlags(fs)
 	o.addImageGCFlags(fs)
+	o.addEvictionFlags(fs)
 
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "period of the resync of every running pod")
 	fs.DurationVar(&o.RelistInterval, "relist-interval", o.RelistInterval, "period of the relist of the runtime's state, which notices exited containers")
@@ -176,8 +175,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringToStringVar(&o.KubeReserved, "kube-reserved", o.KubeReserved, "resources held back from pods for the node's own daemons, as --system-reserved")
 	fs.Int32Var(&o.MaxPods, "max-pods", o.MaxPods, "pods this node takes (its pods capacity)")
 	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "the Node's InternalIP (default: the first global address of an interface that is up, IPv4 first)")
-	fs.StringVar(&o.EvictionHard, "eviction-hard", o.EvictionHard, "thresholds below which the node reports pressure, signal<value,...: memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available, each a quantity or a percentage; they also come off allocatable")
-	fs.DurationVar(&o.EvictionPressureTransition, "eviction-pressure-transition-period", o.EvictionPressureTransition, "how long a pressure condition stays True after its signal recovers")
 	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "how often the Node status is computed, and the most often it is written")
 	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "the longest the Node status goes unwritten when nothing changes")
 	fs.Int32Var(&o.NodeLeaseDurationSeconds, "node-lease-duration-seconds", o.NodeLeaseDurationSeconds, "duration of the node's Lease; it is renewed every quarter of it")
@@ -222,6 +219,7 @@ func (o *Options) Validate() error {
 	errs = append(errs, o.validateContainerLogs()...)
 	errs = append(errs, o.validateImagePulls()...)
 	errs = append(errs, o.validateImageGC()...)
+	errs = append(errs, o.validateEviction()...)
 	if o.NodeName == "" {
 		bad("--node-name is empty and the hostname is unknown")
 	} else if msgs := validation.IsDNS1123Subdomain(o.NodeName); len(msgs) > 0 {

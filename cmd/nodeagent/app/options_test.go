@@ -51,7 +51,7 @@ func TestDefaults(t *testing.T) {
 		"relist-interval":                     {o.RelistInterval, time.Second},
 		"housekeeping-interval":               {o.HousekeepingInterval, 2 * time.Second},
 		"runtime-request-timeout":             {o.RuntimeRequestTimeout, 2 * time.Minute},
-		"eviction-pressure-transition-period": {o.EvictionPressureTransition, 5 * time.Minute},
+		"eviction-pressure-transition-period": {o.Eviction.PressureTransition, 5 * time.Minute},
 		"gc-percent":                          {o.GCPercent, 50},
 		// Connected mode, as a kubelet joined by kubeadm.
 		"cert-dir":                     {o.CertDir, "/var/lib/nodeagent/pki"},
@@ -62,7 +62,7 @@ func TestDefaults(t *testing.T) {
 		"node-lease-duration-seconds":  {o.NodeLeaseDurationSeconds, int32(40)},
 		"address":                      {o.Address, "0.0.0.0"},
 		"port":                         {o.Port, int32(10250)},
-		"eviction-hard":                {o.EvictionHard, "memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%,pid.available<5%"},
+		"eviction-hard":                {o.Eviction.Hard, "memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%,pid.available<5%"},
 	}
 	for name, c := range checks {
 		if c[0] != c[1] {
@@ -216,5 +216,35 @@ func TestProfilingNeedsAServeAddress(t *testing.T) {
 	o, err := parseArgs(t, "--manifest-dir=/m", "--profiling")
 	if err != nil || !o.Profiling {
 		t.Errorf("--profiling on the default address: profiling %v, error %v", o.Profiling, err)
+	}
+}
+
+func TestValidateNamesEveryBadEvictionFlag(t *testing.T) {
+	_, err := parseArgs(t, "--manifest-dir=/m", "--node-name=n",
+		"--eviction-soft=memory.available<1Gi,nodefs.available<20%", "--eviction-soft-grace-period=memory.available=1m,pid.available=10s",
+		"--eviction-minimum-reclaim=memory.available<1Gi", "--eviction-max-pod-grace-period=-1")
+	if err == nil {
+		t.Fatal("bad flags accepted")
+	}
+	for _, want := range []string{"--eviction-minimum-reclaim: threshold \"memory.available<1Gi\": want signal=value"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s:\n%v", want, err)
+		}
+	}
+	_, err = parseArgs(t, "--manifest-dir=/m", "--node-name=n",
+		"--eviction-soft=memory.available<1Gi,nodefs.available<20%", "--eviction-soft-grace-period=memory.available=1m,pid.available=10s",
+		"--eviction-max-pod-grace-period=-1")
+	for _, want := range []string{"the soft threshold of nodefs.available has no grace period", "pid.available has a grace period but no soft threshold", "maximum pod grace period -1"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %s:\n%v", want, err)
+		}
+	}
+	o, err := parseArgs(t, "--manifest-dir=/m", "--node-name=n", "--eviction-soft=memory.available<1Gi", "--eviction-soft-grace-period=memory.available=90s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := o.evictionPolicy()
+	if err != nil || p.SoftGracePeriods["memory.available"] != 90*time.Second || p.Soft["memory.available"].Quantity.String() != "1Gi" {
+		t.Errorf("policy %+v, %v", p, err)
 	}
 }

@@ -16,12 +16,9 @@ import (
 	"github.com/nodeagent/nodeagent/internal/volumes"
 )
 
-// newRuntime sets up the pods' cgroups by QoS class, before any pod
-// starts, and connects to the container runtime: nothing runs without
-// it, so it is checked first.
-// The machine's memory sets the OOM score adjustment of Burstable
-// containers.
-func (o *Options) newRuntime(ctx context.Context, from apiObjects, machine node.Machine, log logr.Logger) (*runtime.Runtime, error) {
+// newCgroups sets up the pods' cgroups by QoS class, before any pod
+// starts.
+func (o *Options) newCgroups(log logr.Logger) (*cgroups.Manager, error) {
 	cg, err := cgroups.New(cgroups.Options{Root: o.CgroupRoot, Driver: cgroups.Driver(o.CgroupDriver), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("--cgroup-driver=%s: %w", o.CgroupDriver, err)
@@ -29,6 +26,13 @@ func (o *Options) newRuntime(ctx context.Context, from apiObjects, machine node.
 	if err := cg.Setup(); err != nil {
 		return nil, fmt.Errorf("setting up the QoS cgroups under %s: %w", o.CgroupRoot, err)
 	}
+	return cg, nil
+}
+
+// newRuntime connects to the container runtime: nothing runs without it,
+// so it is checked first. The machine's memory sets the OOM score
+// adjustment of Burstable containers.
+func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiObjects, machine node.Machine, log logr.Logger) (*runtime.Runtime, error) {
 	opts := runtime.Options{
 		Endpoint:       o.CRIEndpoint,
 		RequestTimeout: o.RuntimeRequestTimeout,

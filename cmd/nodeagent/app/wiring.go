@@ -34,7 +34,11 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	rt, err := o.newRuntime(ctx, from, machine, log)
+	cg, err := o.newCgroups(log)
+	if err != nil {
+		return err
+	}
+	rt, err := o.newRuntime(ctx, cg, from, machine, log)
 	if err != nil {
 		return err
 	}
@@ -77,13 +81,17 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err := sources.buildStatic(o, restored.Holders, ev, log); err != nil {
 		return err
 	}
+	evictions, err := o.newEviction(evictionParts{rt: rt, cgroups: cg, vols: vols, agent: ag, imageGC: imageGC, machine: machine, reserved: o.reserved(), reg: reg}, log)
+	if err != nil {
+		return err
+	}
 	ready := readiness(ag, sources)
 	api, err := o.newLocalAPI(ag, sources, ready, log)
 	if err != nil {
 		return err
 	}
 
-	parts := parts{ag.Run, api.Run, rotator.Run, imageGC.Run, startPages{ready: ready, log: log}.Run}
+	parts := parts{ag.Run, api.Run, rotator.Run, imageGC.Run, evictions.Run, startPages{ready: ready, log: log}.Run}
 	parts = append(parts, sources.runs()...)
 	if o.ServeAddress != "" {
 		serve, err := newServing(o.ServeAddress, reg, ready, o.Profiling, log)
@@ -93,7 +101,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		parts = append(parts, serve.Run)
 	}
 	if conn != nil {
-		nd, err := o.newNode(rt, machine, ag.Ready, sources.err, conn.closeConnections, log)
+		nd, err := o.newNode(rt, machine, ag.Ready, sources.err, evictions.Met, conn.closeConnections, log)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,110 @@
+package eviction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics"
+	"k8s.io/utils/clock"
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Hard thresholds evict at once; Soft ones once met for their grace
+	// period (SoftGracePeriods, by signal), giving the pod at most
+	// MaxPodGracePeriod seconds to stop. MinimumReclaim is how much more
+	// than a threshold's bound must be available again before the
+	// threshold counts as resolved.
+	Hard, Soft        Thresholds
+	SoftGracePeriods  map[string]time.Duration
+	MaxPodGracePeriod int64
+	MinimumReclaim    Thresholds
+	// Interval is how often the signals are observed (default 10s, the
+	// kubelet's).
+	Interval time.Duration
+
+	// Observe reads the signals (Observer.Observe).
+	Observe func(context.Context) (Observation, error)
+	// PodsMemoryDir is the pods' cgroup in the memory controller: the
+	// kernel is asked to say when its usage crosses the threshold, so
+	// that memory pressure is acted on at once rather than at the next
+	// poll. "" polls only.
+	PodsMemoryDir string
+	// Pods are the pods that may still run; Usage what each uses.
+	Pods  func() []*corev1.Pod
+	Usage func(context.Context) (map[types.UID]PodUsage, error)
+	// ReclaimDisk frees what the node itself holds on disk (unused
+	// images, dead containers) before a pod is evicted for disk; nil
+	// frees nothing.
+	ReclaimDisk func(context.Context) error
+	// Evict stops the pod within grace seconds; it ends Failed with
+	// reason Evicted and the message. It reports whether the pod is
+	// being evicted.
+	Evict func(pod *corev1.Pod, message string, grace int64) bool
+	// Stopped tells whether nothing of the pod runs any more.
+	Stopped func(types.UID) bool
+
+	Registry metrics.KubeRegistry
+	Logger   logr.Logger
+	Clock    clock.WithTicker
+}
+
+// PodUsage is what a pod uses, by container and in all.
+type PodUsage struct {
+	// Memory is the working set in bytes; Ephemeral the local storage
+	// (writable layers, logs, emptyDirs on disk) in bytes.
+	Memory, Ephemeral int64
+	// ContainerMemory is each container's working set.
+	ContainerMemory map[string]int64
+}
+
+// Defaults of Options, as the kubelet's.
+const (
+	DefaultInterval = 10 * time.Second
+)
+
+// ErrInvalidOptions is wrapped by the error of options that are not valid.
+var ErrInvalidOptions = errors.New("invalid eviction options")
+
+func (o *Options) setDefaults() {
+	if o.Interval == 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = logr.Discard()
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+}
+
+// Validate reports every problem of the policy at once: the thresholds,
+// grace periods and interval.
+func (o Options) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...))
+	}
+	for signal := range o.Soft {
+		if _, ok := o.SoftGracePeriods[signal]; !ok {
+			bad("the soft threshold of %s has no grace period", signal)
+		}
+	}
+	for signal := range o.SoftGracePeriods {
+		if _, ok := o.Soft[signal]; !ok {
+			bad("%s has a grace period but no soft threshold", signal)
+		}
+	}
+	if o.MaxPodGracePeriod < 0 {
+		bad("the maximum pod grace period %d must not be negative", o.MaxPodGracePeriod)
+	}
+	if o.Interval < 0 {
+		bad("the interval %v must not be negative", o.Interval)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,29 @@
+package host
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// FSStats are a filesystem's total and available bytes (available to
+// unprivileged users, as cAdvisor gives them to the kubelet) and inodes.
+type FSStats struct {
+	Capacity, Available int64
+	Inodes, InodesFree  int64
+}
+
+// StatFS measures the filesystem that holds path.
+func StatFS(path string) (FSStats, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return FSStats{}, fmt.Errorf("statfs %s: %w", path, err)
+	}
+	bs := int64(st.Bsize) // #nosec G115 -- a block size is small and positive
+	return FSStats{
+		Capacity:   int64(st.Blocks) * bs, // #nosec G115 -- block counts fit int64
+		Available:  int64(st.Bavail) * bs, // #nosec G115 -- as above
+		Inodes:     int64(st.Files),       // #nosec G115 -- as above
+		InodesFree: int64(st.Ffree),       // #nosec G115 -- as above
+	}, nil
+}
