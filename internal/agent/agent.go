@@ -35,15 +35,13 @@ type Agent struct {
 	// stops tells the loop of pods that stopped for good.
 	stops     *podStops
 	collector *collector
-	// storageLimits evicts pods over their emptyDir sizeLimit; evictions
-	// are the pods the node evicts, for any reason (Evict).
-	storageLimits *storageLimits
-	evictions     *evictions
-	ckpt          *keeper.Keeper
-	adoption      *adoptionRuntime
-	admission     *admission.HostPorts
-	metrics       *agentMetrics
-	prober        *prober.Manager
+	// evictions are the pods the node evicts (Evict).
+	evictions *evictions
+	ckpt      *keeper.Keeper
+	adoption  *adoptionRuntime
+	admission *admission.HostPorts
+	metrics   *agentMetrics
+	prober    *prober.Manager
 	// api is nil in standalone mode.
 	api      *apisync.Sync
 	events   *podEvents
@@ -147,15 +145,6 @@ func New(opts Options) (*Agent, error) {
 	}
 	a.loop.handlers = newPodHandlers(a.loop)
 	a.evictions = s.evictions
-	a.storageLimits = &storageLimits{
-		pods: a.pods, statuses: a.statuses, vols: opts.Volumes, evictions: s.evictions, events: a.events,
-		timeline: a.timeline, interval: opts.HousekeepingInterval, clock: opts.Clock, log: log.WithName("eviction"),
-		sync: func(o podworkers.UpdatePodOptions) {
-			if err := a.workers.UpdatePod(o); err != nil {
-				log.V(2).Info("Pod update not taken", "err", err)
-			}
-		},
-	}
 	a.collector = &collector{
 		rt: opts.Runtime, interval: opts.GCInterval, sourcesReady: opts.SourcesReady,
 		gone: func(uid types.UID) bool {
@@ -190,7 +179,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return a.workers.Run(gctx) })
 	g.Go(func() error { return a.pleg.Run(gctx) })
 	g.Go(func() error { return a.collector.run(gctx) })
-	g.Go(func() error { return a.storageLimits.run(gctx) })
 	g.Go(func() error { return a.loop.run(gctx) })
 	g.Go(func() error { return a.prober.Run(gctx) })
 	err := g.Wait()

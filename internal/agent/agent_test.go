@@ -311,5 +311,4 @@ type fakeVolumes struct{}
 func (fakeVolumes) Setup(context.Context, *corev1.Pod) (runtime.ContainerMounts, error) {
 	return nil, nil
 }
-func (fakeVolumes) Cleanup(types.UID) error                               { return nil }
-func (fakeVolumes) EmptyDirUsage(types.UID, string, int64) (int64, error) { return 0, nil }
+func (fakeVolumes) Cleanup(types.UID) error { return nil }

@@ -58,9 +58,6 @@ type Runtime interface {
 type Volumes interface {
 	Setup(ctx context.Context, pod *corev1.Pod) (runtime.ContainerMounts, error)
 	Cleanup(uid types.UID) error
-	// EmptyDirUsage is the disk space the pod's emptyDir uses, the count
-	// stopping once past stopAbove.
-	EmptyDirUsage(uid types.UID, volume string, stopAbove int64) (int64, error)
 }
 
 // Options configure an Agent. NodeName is informational; Runtime, Volumes,

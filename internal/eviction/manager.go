@@ -42,7 +42,7 @@ func New(opts Options) (*Manager, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if len(opts.Hard)+len(opts.Soft) > 0 && (opts.Observe == nil || opts.Pods == nil || opts.Usage == nil || opts.Evict == nil || opts.Stopped == nil) {
+	if (opts.Observe == nil || opts.Pods == nil || opts.Usage == nil || opts.Evict == nil || opts.Stopped == nil) {
 		return nil, fmt.Errorf("%w: Observe, Pods, Usage, Evict and Stopped are needed", ErrInvalidOptions)
 	}
 	m, err := newMetrics(opts.Registry)
@@ -67,10 +67,6 @@ func (m *Manager) Met() []string {
 // memory crosses a threshold (where the kernel tells: cgroup v1's memory
 // thresholds).
 func (m *Manager) Run(ctx context.Context) error {
-	if len(m.opts.Hard)+len(m.opts.Soft) == 0 {
-		m.opts.Logger.Info("Eviction is off: no thresholds")
-		return nil
-	}
 	if m.opts.PodsMemoryDir != "" {
 		n, err := newMemoryNotifier(m.opts.PodsMemoryDir, m.opts.Logger)
 		if err != nil {
@@ -111,7 +107,7 @@ func (m *Manager) synchronize(ctx context.Context) {
 	now := m.opts.Clock.Now()
 	act := m.evaluate(ob, now)
 	m.arm(ob)
-	if len(act) == 0 {
+	if m.localStorage(ctx, m.opts.Pods()) || len(act) == 0 {
 		return
 	}
 	signal := act[0]

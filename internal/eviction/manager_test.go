@@ -69,7 +69,7 @@ func (w *world) pod(name string, memMi, reqMi int64, prio int32) *corev1.Pod {
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(reqMi<<20, resource.BinarySI)}}}}},
 	}
 	w.pods = append(w.pods, p)
-	w.usage[p.UID] = PodUsage{Memory: memMi << 20, Ephemeral: memMi, ContainerMemory: map[string]int64{"main": memMi << 20}}
+	w.usage[p.UID] = PodUsage{Memory: memMi << 20, ContainerMemory: map[string]int64{"main": memMi << 20}, ContainerEphemeral: map[string]int64{"main": memMi}}
 	return p
 }
 
@@ -210,8 +210,7 @@ func TestOptionsAreValidated(t *testing.T) {
 }
 
 func TestNewNeedsWhatItActsThrough(t *testing.T) {
-	hard, _ := ParseThresholds("memory.available<1Gi")
-	if _, err := New(Options{Hard: hard}); err == nil || !strings.Contains(err.Error(), "Observe, Pods, Usage, Evict and Stopped are needed") {
+	if _, err := New(Options{}); err == nil || !strings.Contains(err.Error(), "Observe, Pods, Usage, Evict and Stopped are needed") {
 		t.Errorf("New without its functions = %v", err)
 	}
 }

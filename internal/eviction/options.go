@@ -54,13 +54,15 @@ type Options struct {
 	Clock    clock.WithTicker
 }
 
-// PodUsage is what a pod uses, by container and in all.
+// PodUsage is what a pod uses, in bytes.
 type PodUsage struct {
-	// Memory is the working set in bytes; Ephemeral the local storage
-	// (writable layers, logs, emptyDirs on disk) in bytes.
-	Memory, Ephemeral int64
-	// ContainerMemory is each container's working set.
+	// Memory is the pod's working set, ContainerMemory each container's.
+	Memory          int64
 	ContainerMemory map[string]int64
+	// ContainerEphemeral is each container's writable layer and logs;
+	// Volumes each emptyDir's on disk.
+	ContainerEphemeral map[string]int64
+	Volumes            map[string]int64
 }
 
 // Defaults of Options, as the kubelet's.

@@ -53,7 +53,7 @@ func rank(pods []*corev1.Pod, res corev1.ResourceName, usage map[types.UID]PodUs
 		if res == corev1.ResourceMemory {
 			return u.Memory
 		}
-		return u.Ephemeral
+		return u.localUsage()
 	}
 	above := func(p *corev1.Pod) int64 { return used(p) - requested(p, res) }
 	slices.SortStableFunc(pods, func(a, b *corev1.Pod) int {

@@ -44,20 +44,20 @@ func capacity(m Machine, nodefs host.FSStats, maxPods int32) corev1.ResourceList
 	return c
 }
 
+// PodsMemory is the memory the pods may take together: the machine's
+// memory less what is reserved (the limit the kubelet gives its kubepods
+// cgroup). The hard memory.available threshold is kept within it.
+func PodsMemory(m Machine, reserved []corev1.ResourceList) int64 {
+	a := allocatable(capacity(m, host.FSStats{}, 0), reserved, nil)
+	return a.Memory().Value()
+}
+
 // allocatable is what pods may have: the capacity less what the system
 // and the node's own daemons keep, less the hard eviction thresholds of
 // memory and the node filesystem (what the node must keep free to stay
 // healthy). Pages reserved as huge pages are not ordinary memory; the
 // kernel already counts them out of MemTotal's free share but not of
 // MemTotal, so they come off memory too. Nothing goes below zero.
-// AllocatableMemory is the memory allocatable to pods on the machine:
-// its memory less what is reserved and the hard memory.available
-// threshold, as the Node reports it.
-func AllocatableMemory(m Machine, reserved []corev1.ResourceList, thresholds eviction.Thresholds) int64 {
-	a := allocatable(capacity(m, host.FSStats{}, 0), reserved, thresholds)
-	return a.Memory().Value()
-}
-
 func allocatable(capacity corev1.ResourceList, reserved []corev1.ResourceList, thresholds eviction.Thresholds) corev1.ResourceList {
 	a := capacity.DeepCopy()
 	sub := func(name corev1.ResourceName, q resource.Quantity) {

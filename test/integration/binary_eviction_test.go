@@ -42,3 +42,29 @@ func TestBinaryEmptyDirSizeLimitEviction(t *testing.T) {
 		t.Errorf("the pod within its limit: reason %q, want none", p.Status.Reason)
 	}
 }
+
+// A pod whose container writes past its ephemeral-storage limit, to its
+// writable layer or to its log, is evicted as under the kubelet, with its
+// message; a pod within its limit runs on.
+func TestBinaryEphemeralStorageLimitEviction(t *testing.T) {
+	h := newConnectedAgent(t, "--eviction-monitoring-interval=2s")
+	waitNode(t, "Ready", 30*time.Second, isReady)
+	spec := func(name, limit, script string) *corev1.Pod {
+		c := shContainer("main", script)
+		c.Resources.Limits = corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse(limit)}
+		return h.apiPodSpec(name, c)
+	}
+	layer := h.createAPIPod(spec("layer", "2Mi", "dd if=/dev/urandom of=/tmp/fill bs=1024 count=4096; "+sleepForever))
+	logs := h.createAPIPod(spec("logs", "2Mi", "head -c 4194304 /dev/zero | tr '\\0' 'x' | fold -w 1000; "+sleepForever))
+	within := h.createAPIPod(spec("within", "64Mi", "dd if=/dev/urandom of=/tmp/fill bs=1024 count=1024; "+sleepForever))
+
+	const want = "Pod ephemeral local storage usage exceeds the total limit of containers 2Mi. "
+	for _, p := range []*corev1.Pod{layer, logs} {
+		h.waitAPIPod(p.Name, "evicted", 60*time.Second, func(p2 *corev1.Pod) bool {
+			return p2 != nil && p2.UID == p.UID && p2.Status.Phase == corev1.PodFailed && p2.Status.Reason == "Evicted" && p2.Status.Message == want
+		})
+	}
+	if p := h.waitAPIPod(within.Name, "running", 30*time.Second, apiPodRunning(within.UID)); p.Status.Reason != "" {
+		t.Errorf("the pod within its limit: reason %q, want none", p.Status.Reason)
+	}
+}

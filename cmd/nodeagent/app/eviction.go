@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -115,7 +117,7 @@ func (o *Options) newEviction(p evictionParts, log logr.Logger) (*eviction.Manag
 	podsMemory := p.cgroups.PodsMemoryDir()
 	observer := eviction.Observer{
 		NodeDir: o.RootDir, ImageDirs: p.rt.ImageFilesystems,
-		PodsMemoryDir: podsMemory, PodsAllocatable: node.AllocatableMemory(p.machine, p.reserved, opts.Hard),
+		PodsMemoryDir: podsMemory, PodsAllocatable: node.PodsMemory(p.machine, p.reserved),
 	}
 	opts.Observe = observer.Observe
 	opts.PodsMemoryDir = podsMemory
@@ -133,36 +135,61 @@ func (o *Options) newEviction(p evictionParts, log logr.Logger) (*eviction.Manag
 	return eviction.New(opts)
 }
 
-// podUsage is what each pod uses: its containers' memory working sets and
-// writable layers from the runtime, and its emptyDirs on disk.
+// podUsage is what each pod uses: its containers' memory working sets
+// and writable layers from the runtime, their logs, and its emptyDirs on
+// disk.
 func podUsage(ctx context.Context, rt *runtime.Runtime, vols *volumes.Manager, pods []*corev1.Pod) (map[types.UID]eviction.PodUsage, error) {
 	stats, err := rt.ContainerStats(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := map[types.UID]eviction.PodUsage{}
-	for _, c := range stats {
-		u := out[c.PodUID]
-		if u.ContainerMemory == nil {
-			u.ContainerMemory = map[string]int64{}
+	of := func(uid types.UID) eviction.PodUsage {
+		u, ok := out[uid]
+		if !ok {
+			u = eviction.PodUsage{ContainerMemory: map[string]int64{}, ContainerEphemeral: map[string]int64{}, Volumes: map[string]int64{}}
 		}
+		return u
+	}
+	for _, c := range stats {
+		u := of(c.PodUID)
 		ws := int64(min(c.MemoryWorkingSet, math.MaxInt64)) // #nosec G115 -- bounded above
 		u.Memory += ws
 		u.ContainerMemory[c.Name] += ws
-		u.Ephemeral += int64(min(c.WritableLayer, math.MaxInt64)) // #nosec G115 -- bounded above
+		u.ContainerEphemeral[c.Name] += int64(min(c.WritableLayer, math.MaxInt64)) // #nosec G115 -- bounded above
 		out[c.PodUID] = u
 	}
 	for _, pod := range pods {
+		u := of(pod.UID)
+		logs := rt.PodLogDir(pod)
+		for name := range u.ContainerEphemeral {
+			u.ContainerEphemeral[name] += dirSize(filepath.Join(logs, name))
+		}
 		for _, v := range pod.Spec.Volumes {
 			if v.EmptyDir == nil || v.EmptyDir.Medium == corev1.StorageMediumMemory {
 				continue
 			}
 			if used, err := vols.EmptyDirUsage(pod.UID, v.Name, math.MaxInt64); err == nil {
-				u := out[pod.UID]
-				u.Ephemeral += used
-				out[pod.UID] = u
+				u.Volumes[v.Name] = used
 			}
 		}
+		out[pod.UID] = u
 	}
 	return out, nil
+}
+
+// dirSize is the bytes of the files directly in dir: a container's logs,
+// the current one and those rotated.
+func dirSize(dir string) int64 {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
 }
