@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -18,6 +19,23 @@ import (
 // its own pod cgroup parent.
 func newAgentOnPrivate(t *testing.T, p *framework.PrivateContainerd, extraArgs ...string) *agentHarness {
 	t.Helper()
+	return newAgentOnPrivateNamed(t, p, "imagegc", extraArgs...)
+}
+
+// newConnectedAgentOnPrivate is newConnectedAgent on a containerd of the
+// test's own.
+func newConnectedAgentOnPrivate(t *testing.T, p *framework.PrivateContainerd, extraArgs ...string) *agentHarness {
+	t.Helper()
+	kubeconfig := writeKubeconfig(t, env.NodeConfig, t.TempDir())
+	t.Cleanup(func() { deleteNodeTB(t, env.NodeName) })
+	deleteNodeTB(t, env.NodeName) // an earlier test's
+	args := append([]string{"--kubeconfig", kubeconfig,
+		"--node-status-update-frequency", "2s", "--node-lease-duration-seconds", "8"}, extraArgs...)
+	return newAgentOnPrivateNamed(t, p, env.NodeName, args...)
+}
+
+func newAgentOnPrivateNamed(t *testing.T, p *framework.PrivateContainerd, node string, extraArgs ...string) *agentHarness {
+	t.Helper()
 	sockDir, err := os.MkdirTemp("", "na")
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +43,7 @@ func newAgentOnPrivate(t *testing.T, p *framework.PrivateContainerd, extraArgs .
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	h := &agentHarness{
 		t:         t,
-		node:      "imagegc",
+		node:      node,
 		dir:       t.TempDir(),
 		socket:    filepath.Join(sockDir, "nodeagent.sock"),
 		addr:      freeAddress(t),
@@ -229,5 +247,67 @@ func TestBinaryImageMaxAge(t *testing.T) {
 	}
 	if _, _, err := pollRunning(h.cri, h.podName("use-x"), "", 10*time.Second); err != nil {
 		t.Errorf("pod use-x: %v", err)
+	}
+}
+
+// TestBinaryImageFSReclaimedBeforeEviction: with image garbage collection
+// off, unused images take the image filesystem (a tmpfs of its own
+// containerd) below the imagefs.available threshold. The eviction
+// manager first removes the unused images, which is enough, and evicts
+// no pod: the pod from the apiserver, which it could evict, runs on.
+func TestBinaryImageFSReclaimedBeforeEviction(t *testing.T) {
+	p := env.StartPrivateContainerd(t, "fsr", "120m", "10.238.0.0/24")
+	ctx := context.Background()
+	var refs []string
+	for _, n := range []string{"a", "b", "c", "d"} {
+		repo := "fsr/img-" + n + ":1"
+		if _, err := env.Registry.PushBusyboxWithLayer(repo, 8<<20); err != nil {
+			t.Fatal(err)
+		}
+		ref := env.Registry.Image(repo)
+		if _, err := p.CRI.Images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: ref}}); err != nil {
+			t.Fatalf("pulling %s: %v", ref, err)
+		}
+		refs = append(refs, ref)
+	}
+	used, usedBytes := usagePercent(t, p.Root)
+	// Short of the threshold by 10% of the tmpfs, which the 32 MiB of
+	// unused images more than give back.
+	threshold := 100 - used + 10
+	t.Logf("image filesystem %d%% used (%d MiB) with four unused images; imagefs.available<%d%%", used, usedBytes>>20, threshold)
+	h := newConnectedAgentOnPrivate(t, p, "--image-gc-high-threshold=100", "--image-minimum-gc-age=0s",
+		"--eviction-monitoring-interval=1s", fmt.Sprintf("--eviction-hard=imagefs.available<%d%%", threshold))
+	keeper := h.createAPIPod(h.apiPodSpec("keeper", shContainer("main", sleepForever)))
+	h.waitAPIPod(keeper.Name, "running", 60*time.Second, apiPodRunning(keeper.UID))
+
+	present := func(image string) bool {
+		resp, err := p.CRI.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}})
+		if err != nil {
+			t.Fatalf("ImageStatus %s: %v", image, err)
+		}
+		return resp.GetImage().GetId() != ""
+	}
+	waitFor(t, 60*time.Second, "the unused images are removed", func() bool {
+		for _, ref := range refs {
+			if present(ref) {
+				return false
+			}
+		}
+		return true
+	})
+	after, afterBytes := usagePercent(t, p.Root)
+	t.Logf("image filesystem %d%% used (%d MiB) after the reclaim", after, afterBytes>>20)
+	if 100-after < threshold {
+		t.Errorf("%d%% available after the reclaim, still under the threshold of %d%%", 100-after, threshold)
+	}
+	if !present(env.BusyboxImage) || !present(env.PauseImage) {
+		t.Errorf("an image in use or the sandbox image was removed: busybox %v, pause %v", present(env.BusyboxImage), present(env.PauseImage))
+	}
+	time.Sleep(3 * time.Second) // passes after the reclaim evict nothing either
+	if pod := h.waitAPIPod(keeper.Name, "running", 10*time.Second, apiPodRunning(keeper.UID)); pod.Status.Reason != "" {
+		t.Errorf("the pod: reason %q, want none", pod.Status.Reason)
+	}
+	if n := h.metricWith(t, "nodeagent_evictions_total"); n != 0 {
+		t.Errorf("%v evictions, want none", n)
 	}
 }

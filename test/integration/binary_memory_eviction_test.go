@@ -127,7 +127,7 @@ func TestBinaryMemoryPressureEviction(t *testing.T) {
 	if n := h.metric(t, "nodeagent_eviction_memory_notifications_total"); n < 1 {
 		t.Errorf("%v memory notifications: the eviction waited for a poll", n)
 	}
-	if n := h.metricWith(t, "nodeagent_evictions_total", "eviction_signal", eviction.SignalAllocatableMemoryAvailable); n != 1 {
+	if n := h.metricWith(t, "nodeagent_evictions_total", `eviction_signal="`+eviction.SignalAllocatableMemoryAvailable+`"`); n != 1 {
 		t.Errorf("%v evictions for %s, want 1", n, eviction.SignalAllocatableMemoryAvailable)
 	}
 	waitNode(t, "MemoryPressure", 30*time.Second, func(n *corev1.Node) bool {
