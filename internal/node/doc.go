@@ -4,9 +4,9 @@
 // own identity, which the Node authorizer and NodeRestriction bound.
 //
 // What the status says is measured, never assumed: capacity from the
-// machine (Machine), pressure from live figures against eviction
-// thresholds (Thresholds), readiness from the runtime and the agent's own
-// health. The status is patched against the last Node the apiserver
+// machine (Machine), pressure from the eviction thresholds met
+// (Options.Pressure: the eviction manager's), readiness from the runtime
+// and the agent's own health. The status is patched against the last Node the apiserver
 // returned or sent, only when it changed (at most every
 // StatusUpdateFrequency) and at least every StatusReportFrequency; the
 // Node is watched, not polled, so that what others write to it (the node

@@ -14,6 +14,9 @@
 //	sources.go   merger <- file source, HTTP source (built after the restore)
 //	agent.go     checkpoint (bbolt) -> agent <- merger, runtime, volumes
 //	             agent.Restore: the checkpointed pods, before any source runs
+//	imagegc.go   image garbage collection <- runtime
+//	eviction.go  eviction manager <- cgroups, runtime, volumes, agent,
+//	               image GC (reclaim), agent.Evict
 //	provider.go  local API (unix socket) <- agent, sources
 //	serving.go   /healthz /readyz /metrics (/debug/pprof) <- readiness
 //	startpages.go  gives back the start-up pages once ready
@@ -29,7 +32,8 @@
 //	connected.go   pod objects, Services, RuntimeClasses: built first, for
 //	                 the runtime and the volumes; read once connected, the
 //	                 pod objects telling the agent which pods to sync
-//	               Node and Lease <- agent health, sources
+//	               Node and Lease <- agent health, sources, the eviction
+//	                 manager's pressure
 //	               apiserver source -> merger
 //	               agent.RunConnected: mirror pods, pod statuses
 //	nodeapi.go     node API (logs, exec, attach, port-forward; --port)
