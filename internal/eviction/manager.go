@@ -42,7 +42,7 @@ func New(opts Options) (*Manager, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if (opts.Observe == nil || opts.Pods == nil || opts.Usage == nil || opts.Evict == nil || opts.Stopped == nil) {
+	if opts.Observe == nil || opts.Pods == nil || opts.Usage == nil || opts.Evict == nil || opts.Stopped == nil {
 		return nil, fmt.Errorf("%w: Observe, Pods, Usage, Evict and Stopped are needed", ErrInvalidOptions)
 	}
 	m, err := newMetrics(opts.Registry)
@@ -266,7 +266,6 @@ const (
 	cleanupTimeout       = 30 * time.Second
 	cleanupPoll          = 100 * time.Millisecond
 )
-
 
 // arm tells the kernel the pods' memory usage at which the
 // allocatableMemory.available threshold is crossed: the allocatable

@@ -52,14 +52,14 @@ func (n *memoryNotifier) set(bound int64) error {
 	event := os.NewFile(uintptr(fd), "eviction-memory-threshold") // non-blocking: its Read waits in the poller, and Close ends it
 	usage, err := os.Open(filepath.Join(n.dir, "memory.usage_in_bytes"))
 	if err != nil {
-		event.Close()
+		_ = event.Close() // never registered: nothing to undo
 		return err
 	}
 	defer usage.Close() // the kernel holds the registration by the eventfd alone
 	control := filepath.Join(n.dir, "cgroup.event_control")
 	line := fmt.Sprintf("%d %d %d", fd, usage.Fd(), bound)
 	if err := os.WriteFile(control, []byte(line), 0); err != nil { // #nosec G306 -- a cgroup control file, written, never created
-		event.Close()
+		_ = event.Close() // never registered: nothing to undo
 		return fmt.Errorf("registering a memory threshold in %s: %w", control, err)
 	}
 	n.bound, n.event = bound, event
@@ -92,7 +92,7 @@ func (n *memoryNotifier) read(event *os.File) {
 
 func (n *memoryNotifier) stopLocked() {
 	if n.event != nil {
-		n.event.Close()
+		_ = n.event.Close() // closing the eventfd is what ends the registration
 		n.event = nil
 	}
 }

@@ -44,7 +44,6 @@ func (f *fakeRuntime) set(h runtime.Health, err error) {
 	f.mu.Unlock()
 }
 
-
 func (f *fakeRuntime) Version() runtime.VersionInfo {
 	return runtime.VersionInfo{RuntimeName: "containerd", RuntimeVersion: "1.6.20"}
 }
