@@ -51,12 +51,19 @@ func writeKubeconfig(t testing.TB, cfg *rest.Config, dir string) string {
 // removes the Node and Lease it made when the test ends.
 func newConnectedAgent(t testing.TB, extraArgs ...string) *agentHarness {
 	t.Helper()
+	return newAgentNamed(t, env.NodeName, connectedArgs(t, extraArgs...)...)
+}
+
+// connectedArgs are the flags of an agent that is env's node, with its
+// token, followed by extraArgs; the Node and Lease an earlier test left
+// are removed now, and the agent's when the test ends.
+func connectedArgs(t testing.TB, extraArgs ...string) []string {
+	t.Helper()
 	kubeconfig := writeKubeconfig(t, env.NodeConfig, t.TempDir())
 	t.Cleanup(func() { deleteNodeTB(t, env.NodeName) })
-	deleteNodeTB(t, env.NodeName) // an earlier test's
-	args := append([]string{"--kubeconfig", kubeconfig,
+	deleteNodeTB(t, env.NodeName)
+	return append([]string{"--kubeconfig", kubeconfig,
 		"--node-status-update-frequency", "2s", "--node-lease-duration-seconds", "8"}, extraArgs...)
-	return newAgentNamed(t, env.NodeName, args...)
 }
 
 func deleteNode(t *testing.T, name string) { deleteNodeTB(t, name) }

@@ -26,12 +26,7 @@ func newAgentOnPrivate(t *testing.T, p *framework.PrivateContainerd, extraArgs .
 // test's own.
 func newConnectedAgentOnPrivate(t *testing.T, p *framework.PrivateContainerd, extraArgs ...string) *agentHarness {
 	t.Helper()
-	kubeconfig := writeKubeconfig(t, env.NodeConfig, t.TempDir())
-	t.Cleanup(func() { deleteNodeTB(t, env.NodeName) })
-	deleteNodeTB(t, env.NodeName) // an earlier test's
-	args := append([]string{"--kubeconfig", kubeconfig,
-		"--node-status-update-frequency", "2s", "--node-lease-duration-seconds", "8"}, extraArgs...)
-	return newAgentOnPrivateNamed(t, p, env.NodeName, args...)
+	return newAgentOnPrivateNamed(t, p, env.NodeName, connectedArgs(t, extraArgs...)...)
 }
 
 func newAgentOnPrivateNamed(t *testing.T, p *framework.PrivateContainerd, node string, extraArgs ...string) *agentHarness {
