@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
@@ -66,11 +65,8 @@ func (a *Agent) Evict(pod *corev1.Pod, message string, grace int64) bool {
 	a.events.evicted(pod, message)
 	err := a.workers.UpdatePod(podworkers.UpdatePodOptions{
 		Type: podworkers.Kill, Pod: pod,
-		Kill: &podworkers.KillPodOptions{GracePeriodOverride: &grace, StatusFunc: func(st *corev1.PodStatus) {
-			if !podtypes.IsTerminal(st.Phase) || st.Reason != status.ReasonEvicted {
-				st.Phase, st.Reason, st.Message = corev1.PodFailed, status.ReasonEvicted, message
-			}
-		}},
+		// The status says Evicted from the evictions held (SyncTerminatingPod).
+		Kill: &podworkers.KillPodOptions{GracePeriodOverride: &grace},
 	})
 	if err != nil {
 		a.log.V(2).Info("Eviction not taken", "pod", podtypes.PodFullName(pod), "err", err)

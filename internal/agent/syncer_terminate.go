@@ -63,7 +63,7 @@ func (s *syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, graceP
 		before = after
 	}
 	st := status.Generate(status.Input{
-		Pod: pod, Runtime: stopped(before, s.clock.Now()), Terminal: true,
+		Pod: pod, Runtime: stopped(before, s.clock.Now()), Terminal: true, Evicted: s.evictions.reason(uid),
 		Previous: s.statuses.Status(uid), Now: s.clock.Now(), HostIPs: s.hostIPs, Probes: s.probes,
 	})
 	statusFn(&st)
