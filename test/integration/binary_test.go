@@ -161,6 +161,10 @@ func (h *agentHarness) args() []string {
 		// (TestBinaryImageGC has a containerd of its own). An older
 		// agent (an upgrade test's) has no image GC, nor the flag.
 		args = append(args, "--image-gc-high-threshold", "100")
+		// Nor the eviction manager's disk reclaim, which removes unused
+		// images too: the machine's disk, not the test, would decide.
+		// Tests of disk pressure give thresholds of their own.
+		args = append(args, "--eviction-hard", "memory.available<100Mi")
 	}
 	return append(args, h.extraArgs...)
 }
