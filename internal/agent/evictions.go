@@ -92,8 +92,10 @@ func (a *Agent) Evictable() []*corev1.Pod {
 	return out
 }
 
-// Stopped tells whether nothing of the pod can be running any more.
-func (a *Agent) Stopped(uid types.UID) bool { return !a.workers.CouldHaveRunningContainers(uid) }
+// Reclaimed tells whether what the pod held is released: its containers
+// stopped and removed, its volumes (a memory emptyDir's pages among them)
+// and cgroup gone.
+func (a *Agent) Reclaimed(uid types.UID) bool { return a.workers.IsPodFinished(uid) }
 
 // RemoveDeadContainers removes the containers and sandboxes that have
 // exited and that nothing needs (their pods' newest are kept), as the

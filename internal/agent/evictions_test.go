@@ -12,7 +12,7 @@ import (
 // The eviction manager evicts through Evict: the pod is stopped with the
 // grace period given, once however often it is asked, ends Failed with
 // reason Evicted, the message and DisruptionTarget, and is no longer a
-// candidate; Stopped says when nothing of it runs.
+// candidate; Reclaimed says when what it held is released.
 func TestEvictStopsThePodOnceWithItsGrace(t *testing.T) {
 	e := newTestEnv(t).start()
 	pod := staticPod("web", "busybox", corev1.RestartPolicyAlways)
@@ -31,7 +31,7 @@ func TestEvictStopsThePodOnceWithItsGrace(t *testing.T) {
 	if e.agent.Evict(pod, "again", 0) {
 		t.Error("a second Evict of the same pod was taken")
 	}
-	e.eventually("the pod is stopped", func() bool { return e.agent.Stopped(pod.UID) && !e.rt.has(pod.UID) })
+	e.eventually("the pod is stopped", func() bool { return e.agent.Reclaimed(pod.UID) && !e.rt.has(pod.UID) })
 	if g := e.rt.stopCalls()[0].Grace; g == nil || *g != 1 {
 		t.Errorf("grace period = %v, want 1", g)
 	}
@@ -49,7 +49,7 @@ func TestEvictStopsThePodOnceWithItsGrace(t *testing.T) {
 	if ev := e.agent.Evictable(); len(ev) != 1 || ev[0].UID != other.UID {
 		t.Errorf("evictable %v, want only the other pod", ev)
 	}
-	if e.agent.Stopped(other.UID) {
-		t.Error("the other pod is said to be stopped")
+	if e.agent.Reclaimed(other.UID) {
+		t.Error("the other pod is said to be reclaimed")
 	}
 }

@@ -42,8 +42,8 @@ func New(opts Options) (*Manager, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Observe == nil || opts.Pods == nil || opts.Usage == nil || opts.Evict == nil || opts.Stopped == nil {
-		return nil, fmt.Errorf("%w: Observe, Pods, Usage, Evict and Stopped are needed", ErrInvalidOptions)
+	if opts.Observe == nil || opts.Pods == nil || opts.Usage == nil || opts.Evict == nil || opts.Reclaimed == nil {
+		return nil, fmt.Errorf("%w: Observe, Pods, Usage, Evict and Reclaimed are needed", ErrInvalidOptions)
 	}
 	m, err := newMetrics(opts.Registry)
 	if err != nil {
@@ -232,26 +232,26 @@ func (m *Manager) evictOne(ctx context.Context, signal string, ob Observation) {
 		}
 		m.metrics.evictions.WithLabelValues(signal).Inc()
 		m.opts.Logger.Info("Evicted a pod", "pod", podtypes.PodFullName(pod), "podUID", pod.UID, "signal", signal, "gracePeriod", grace, "message", msg)
-		m.waitStopped(ctx, pod.UID)
+		m.waitReclaimed(ctx, pod.UID)
 		return
 	}
 	m.opts.Logger.Info("Eviction: no pod could be evicted", "signal", signal, "candidates", len(pods))
 }
 
-// waitStopped waits until nothing of the evicted pod runs, at most
-// cleanupTimeout: what it held is then free, and the next observation
-// shows whether another pod must go.
-func (m *Manager) waitStopped(ctx context.Context, uid types.UID) {
+// waitReclaimed waits until what the evicted pod held is released, at
+// most cleanupTimeout, so that the next observation shows whether another
+// pod must go.
+func (m *Manager) waitReclaimed(ctx context.Context, uid types.UID) {
 	timeout := m.opts.Clock.NewTimer(cleanupTimeout)
 	defer timeout.Stop()
 	poll := m.opts.Clock.NewTicker(cleanupPoll)
 	defer poll.Stop()
-	for !m.opts.Stopped(uid) {
+	for !m.opts.Reclaimed(uid) {
 		select {
 		case <-ctx.Done():
 			return
 		case <-timeout.C():
-			m.opts.Logger.Info("Eviction: the evicted pod has not stopped yet; going on", "podUID", uid, "after", cleanupTimeout)
+			m.opts.Logger.Info("Eviction: what the evicted pod held is not released yet; going on", "podUID", uid, "after", cleanupTimeout)
 			return
 		case <-poll.C():
 		}

@@ -3,6 +3,7 @@ package eviction
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func (w *world) manager(opts Options) *Manager {
 		w.evicted = append(w.evicted, pod.Name+" "+resource.NewQuantity(grace, resource.DecimalSI).String()+" "+msg)
 		return true
 	}
-	opts.Stopped = func(types.UID) bool { return true }
+	opts.Reclaimed = func(types.UID) bool { return true }
 	opts.ReclaimDisk = func(context.Context) error {
 		if w.reclaim != nil {
 			w.reclaim()
@@ -210,7 +211,7 @@ func TestOptionsAreValidated(t *testing.T) {
 }
 
 func TestNewNeedsWhatItActsThrough(t *testing.T) {
-	if _, err := New(Options{}); err == nil || !strings.Contains(err.Error(), "Observe, Pods, Usage, Evict and Stopped are needed") {
+	if _, err := New(Options{}); err == nil || !strings.Contains(err.Error(), "Observe, Pods, Usage, Evict and Reclaimed are needed") {
 		t.Errorf("New without its functions = %v", err)
 	}
 }
@@ -225,5 +226,50 @@ func TestRunEndsWithItsContext(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// After an eviction the manager waits for what the pod held to be
+// released (a memory emptyDir's pages go with its volume, after its
+// containers stopped) before it observes again, so that it never evicts a
+// second pod for memory the first still holds; at most cleanupTimeout.
+func TestAnEvictionWaitsForThePodsResources(t *testing.T) {
+	w := newWorld(t)
+	hard, _ := ParseThresholds("memory.available<100Mi")
+	m := w.manager(Options{Hard: hard})
+	var released atomic.Bool
+	m.opts.Reclaimed = func(types.UID) bool { return released.Load() }
+	w.pod("a", 200, 0, 0)
+	w.memory.Available = 50 << 20
+	pass := func() (stepped time.Duration) {
+		done := make(chan struct{})
+		go func() {
+			m.synchronize(context.Background())
+			close(done)
+		}()
+		for {
+			select {
+			case <-done:
+				return stepped
+			case <-time.After(time.Millisecond):
+				if w.clock.HasWaiters() {
+					w.clock.Step(cleanupPoll)
+					stepped += cleanupPoll
+				}
+			}
+		}
+	}
+	// Still held: the pass ends after cleanupTimeout, not before.
+	if stepped := pass(); stepped < cleanupTimeout {
+		t.Errorf("the pass ended %v after the eviction, before the pod's resources were released and before %v", stepped, cleanupTimeout)
+	}
+	w.pods = w.pods[:0]
+	w.pod("b", 200, 0, 0)
+	released.Store(true)
+	if stepped := pass(); stepped >= cleanupTimeout {
+		t.Errorf("the pass waited %v although the pod's resources were released", stepped)
+	}
+	if got := w.takeEvicted(); len(got) != 2 {
+		t.Errorf("evicted %v, want a then b", got)
 	}
 }

@@ -46,8 +46,9 @@ type Options struct {
 	// reason Evicted and the message. It reports whether the pod is
 	// being evicted.
 	Evict func(pod *corev1.Pod, message string, grace int64) bool
-	// Stopped tells whether nothing of the pod runs any more.
-	Stopped func(types.UID) bool
+	// Reclaimed tells whether what the pod held is released: its
+	// containers, volumes and cgroup gone.
+	Reclaimed func(types.UID) bool
 
 	Registry metrics.KubeRegistry
 	Logger   logr.Logger

@@ -41,9 +41,9 @@ func (e *env) stateLines(named []types.UID) []string {
 		if !ok {
 			phase = "unknown"
 		}
-		out = append(out, fmt.Sprintf("%s: %s requested=%v could-run=%v terminated=%v remove-content=%v",
+		out = append(out, fmt.Sprintf("%s: %s requested=%v could-run=%v terminated=%v finished=%v remove-content=%v",
 			uid, phase, p.IsPodTerminationRequested(uid), p.CouldHaveRunningContainers(uid),
-			p.IsPodKnownTerminated(uid), p.ShouldPodContentBeRemoved(uid)))
+			p.IsPodKnownTerminated(uid), p.IsPodFinished(uid), p.ShouldPodContentBeRemoved(uid)))
 	}
 	p.mu.Lock()
 	for _, name := range names {

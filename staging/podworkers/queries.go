@@ -75,6 +75,13 @@ func (p *PodWorkers) ShouldPodContentBeRemoved(uid types.UID) bool {
 	return p.query(uid, false, func(s *podState) bool { return s.evicted || s.deleted && s.terminated })
 }
 
+// IsPodFinished reports whether what the pod held has been released: its
+// SyncTerminatedPod succeeded (or nothing of it ever ran). A pod the
+// workers do not know is finished once SyncKnownPods has been called.
+func (p *PodWorkers) IsPodFinished(uid types.UID) bool {
+	return p.query(uid, false, func(s *podState) bool { return s.finished })
+}
+
 // IsPodKnownTerminated reports whether the workers know the pod and know
 // that none of its containers runs.
 func (p *PodWorkers) IsPodKnownTerminated(uid types.UID) bool {

@@ -130,7 +130,7 @@ func (o *Options) newEviction(p evictionParts, log logr.Logger) (*eviction.Manag
 		_, err := p.imageGC.FreeUnused(ctx)
 		return err
 	}
-	opts.Evict, opts.Stopped = p.agent.Evict, p.agent.Stopped
+	opts.Evict, opts.Reclaimed = p.agent.Evict, p.agent.Reclaimed
 	opts.Registry, opts.Logger = p.reg, log.WithName("eviction")
 	return eviction.New(opts)
 }
