@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
@@ -83,13 +82,13 @@ func (s *podSources) buildStatic(o *Options, holders map[string]string, ev *even
 }
 
 // runs are the Runs of the static sources built.
-func (s *podSources) runs() []func(context.Context) error {
-	var runs []func(context.Context) error
+func (s *podSources) runs() parts {
+	var runs parts
 	if s.file != nil {
-		runs = append(runs, s.file.Run)
+		runs = append(runs, part{"file source", s.file.Run})
 	}
 	if s.http != nil {
-		runs = append(runs, s.http.Run)
+		runs = append(runs, part{"HTTP source", s.http.Run})
 	}
 	return runs
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"golang.org/x/sync/errgroup"
 	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/imagegc"
@@ -91,33 +90,36 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		return err
 	}
 
-	parts := parts{ag.Run, api.Run, rotator.Run, imageGC.Run, evictions.Run, startPages{ready: ready, log: log}.Run}
+	parts := parts{
+		{"agent", ag.Run}, {"local API", api.Run}, {"log rotation", rotator.Run}, {"image GC", imageGC.Run},
+		{"eviction", evictions.Run}, {"start pages", startPages{ready: ready, log: log}.Run},
+	}
 	parts = append(parts, sources.runs()...)
 	if o.ServeAddress != "" {
 		serve, err := newServing(o.ServeAddress, reg, ready, o.Profiling, log)
 		if err != nil {
 			return err
 		}
-		parts = append(parts, serve.Run)
+		parts = append(parts, part{"serving", serve.Run})
 	}
 	if conn != nil {
 		nd, err := o.newNode(rt, machine, ag.Ready, sources.err, evictions.Met, conn.closeConnections, log)
 		if err != nil {
 			return err
 		}
-		parts = append(parts, conn.Run,
-			conn.whenConnected(nd.Run),
-			conn.whenConnected(o.nodeAPI(rt, ag, log)),
-			conn.whenConnected(from.podObjects(nd, ag)),
-			conn.whenConnected(from.services.Run),
-			conn.whenConnected(from.classes.Run),
-			conn.whenConnected(o.apiServerSource(sources.merger, log)),
-			conn.whenConnected(apiSync(ag, nd)),
+		parts = append(parts, part{"connection", conn.Run},
+			part{"node", conn.whenConnected(nd.Run)},
+			part{"node API", conn.whenConnected(o.nodeAPI(rt, ag, log))},
+			part{"pod objects", conn.whenConnected(from.podObjects(nd, ag))},
+			part{"services", conn.whenConnected(from.services.Run)},
+			part{"runtime classes", conn.whenConnected(from.classes.Run)},
+			part{"apiserver source", conn.whenConnected(o.apiServerSource(sources.merger, log))},
+			part{"pod status sync", conn.whenConnected(apiSync(ag, nd))},
 		)
 	}
 	log.Info("nodeagent started", "node", o.NodeName, "runtime", rt.Version().RuntimeName+" "+rt.Version().RuntimeVersion,
 		"manifestDir", o.ManifestDir, "connected", conn != nil, "manifestURL", config.RedactURL(o.ManifestURL), "localAPI", o.LocalAPISocket, "serveAddress", o.ServeAddress)
-	return parts.run(ctx)
+	return parts.run(ctx, stopGrace, log)
 }
 
 // setUp paces the garbage collector, makes the agent's directories and
@@ -133,17 +135,4 @@ func (o *Options) setUp(log logr.Logger) (metrics.KubeRegistry, error) {
 	reg := metrics.NewKubeRegistry()
 	reg.RawMustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	return reg, nil
-}
-
-// parts are the long-running parts of the agent, each a Run that returns
-// when ctx ends. They run under one errgroup: the first to fail ends the
-// others.
-type parts []func(context.Context) error
-
-func (p parts) run(ctx context.Context) error {
-	g, gctx := errgroup.WithContext(ctx)
-	for _, run := range p {
-		g.Go(func() error { return run(gctx) })
-	}
-	return g.Wait()
 }
