@@ -32,8 +32,15 @@ var ownedConditions = []corev1.PodConditionType{
 }
 
 // Owned reports whether the agent computes conditions of type t: a
-// writer of pod status keeps every other condition as the apiserver has it.
+// writer of pod status keeps every other condition as the apiserver has it,
+// but for the shared ones (Shared).
 func Owned(t corev1.PodConditionType) bool { return slices.Contains(ownedConditions, t) }
+
+// Shared reports whether conditions of type t are set by others and by
+// the agent too: DisruptionTarget, which the agent sets on a pod it
+// evicts, and the controllers on one they disrupt. As under the kubelet,
+// the agent's replaces theirs once the pod has finished.
+func Shared(t corev1.PodConditionType) bool { return t == corev1.DisruptionTarget }
 
 // conditions computes the pod's conditions: the ones others set in the
 // apiserver's status of the pod (pod.Status) as they are, then the

@@ -367,3 +367,37 @@ func TestKeepsConditionsOthersOwn(t *testing.T) {
 		})
 	}
 }
+
+// The DisruptionTarget of a pod the node evicted reaches the apiserver,
+// replacing one a controller set, once the pod has finished; before, the
+// controller's stays.
+func TestWritesTheEvictionsDisruptionTargetOnceFinished(t *testing.T) {
+	pod := apiPod("u4")
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "DeletionByTaintManager"}}
+	f := newFixture(t, pod)
+	f.pods.AddPod(pod)
+	ours := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonTerminationByKubelet, Message: "The node was low on resource: memory. "}
+	reason := func() string {
+		t.Helper()
+		for _, c := range f.observe(t, "ns", "api").Status.Conditions {
+			if c.Type == corev1.DisruptionTarget {
+				return c.Reason
+			}
+		}
+		return ""
+	}
+	st := running(corev1.ConditionFalse, f.clock.Now())
+	st.Conditions = append(st.Conditions, ours)
+	f.statuses.Set(pod, st)
+	f.sync(t, pod.UID)
+	if got := reason(); got != "DeletionByTaintManager" {
+		t.Errorf("DisruptionTarget reason %q while the pod runs, want the controller's", got)
+	}
+	st = *st.DeepCopy()
+	st.Phase, st.Reason = corev1.PodFailed, "Evicted"
+	f.statuses.Set(pod, st)
+	f.sync(t, pod.UID)
+	if got := reason(); got != corev1.PodReasonTerminationByKubelet {
+		t.Errorf("DisruptionTarget reason %q once failed, want %s", got, corev1.PodReasonTerminationByKubelet)
+	}
+}

@@ -247,9 +247,11 @@ func TestBinaryImageMaxAge(t *testing.T) {
 
 // TestBinaryImageFSReclaimedBeforeEviction: with image garbage collection
 // off, unused images take the image filesystem (a tmpfs of its own
-// containerd) below the imagefs.available threshold. The eviction
-// manager first removes the unused images, which is enough, and evicts
-// no pod: the pod from the apiserver, which it could evict, runs on.
+// containerd) below the imagefs.available threshold while a pod from the
+// apiserver runs. The eviction manager first removes the unused images,
+// which is enough, and evicts no pod: the pod, which it could evict, runs
+// on. (A node already under the threshold at start would refuse the pod:
+// DiskPressure.)
 func TestBinaryImageFSReclaimedBeforeEviction(t *testing.T) {
 	p := env.StartPrivateContainerd(t, "fsr", "120m", "10.238.0.0/24")
 	ctx := context.Background()
@@ -259,22 +261,16 @@ func TestBinaryImageFSReclaimedBeforeEviction(t *testing.T) {
 		if _, err := env.Registry.PushBusyboxWithLayer(repo, 8<<20); err != nil {
 			t.Fatal(err)
 		}
-		ref := env.Registry.Image(repo)
-		if _, err := p.CRI.Images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: ref}}); err != nil {
-			t.Fatalf("pulling %s: %v", ref, err)
-		}
-		refs = append(refs, ref)
+		refs = append(refs, env.Registry.Image(repo))
 	}
-	used, usedBytes := usagePercent(t, p.Root)
-	// Short of the threshold by 10% of the tmpfs, which the 32 MiB of
-	// unused images more than give back.
-	threshold := 100 - used + 10
-	t.Logf("image filesystem %d%% used (%d MiB) with four unused images; imagefs.available<%d%%", used, usedBytes>>20, threshold)
-	h := newConnectedAgentOnPrivate(t, p, "--image-gc-high-threshold=100", "--image-minimum-gc-age=0s",
-		"--eviction-monitoring-interval=1s", fmt.Sprintf("--eviction-hard=imagefs.available<%d%%", threshold))
-	keeper := h.createAPIPod(h.apiPodSpec("keeper", shContainer("main", sleepForever)))
-	h.waitAPIPod(keeper.Name, "running", 60*time.Second, apiPodRunning(keeper.UID))
-
+	pullAll := func() {
+		t.Helper()
+		for _, ref := range refs {
+			if _, err := p.CRI.Images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: ref}}); err != nil {
+				t.Fatalf("pulling %s: %v", ref, err)
+			}
+		}
+	}
 	present := func(image string) bool {
 		resp, err := p.CRI.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}})
 		if err != nil {
@@ -282,6 +278,28 @@ func TestBinaryImageFSReclaimedBeforeEviction(t *testing.T) {
 		}
 		return resp.GetImage().GetId() != ""
 	}
+	// What the four images take, to put the threshold between with and
+	// without them.
+	pullAll()
+	with, _ := usagePercent(t, p.Root)
+	for _, ref := range refs {
+		if _, err := p.CRI.Images.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: ref}}); err != nil {
+			t.Fatalf("removing %s: %v", ref, err)
+		}
+	}
+	without, _ := usagePercent(t, p.Root)
+	if with-without < 10 {
+		t.Fatalf("the images take %d%% of the tmpfs (%d%% with them, %d%% without): too little to place a threshold between", with-without, with, without)
+	}
+	threshold := 100 - (with+without)/2
+	t.Logf("image filesystem %d%% used without the four images, %d%% with them; imagefs.available<%d%%", without, with, threshold)
+
+	h := newConnectedAgentOnPrivate(t, p, "--image-gc-high-threshold=100", "--image-minimum-gc-age=0s",
+		"--eviction-monitoring-interval=1s", fmt.Sprintf("--eviction-hard=imagefs.available<%d%%", threshold))
+	keeper := h.createAPIPod(h.apiPodSpec("keeper", shContainer("main", sleepForever)))
+	h.waitAPIPod(keeper.Name, "running", 60*time.Second, apiPodRunning(keeper.UID))
+
+	pullAll()
 	waitFor(t, 60*time.Second, "the unused images are removed", func() bool {
 		for _, ref := range refs {
 			if present(ref) {
