@@ -54,8 +54,12 @@ func (c *Classes) Run(ctx context.Context, client kubernetes.Interface) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(slim))
 	classes := factory.Node().V1().RuntimeClasses()
 	informer, lister := classes.Informer(), classes.Lister()
+	// The informer ends with ctx; Run does not wait for it to have
+	// ended (the factory's Shutdown): after an apiserver outage its
+	// reflector may be sleeping out a retry delay of up to half a minute
+	// that does not watch ctx (client-go's watch-list retry), and the
+	// agent's stop must not wait for that.
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
 	c.lister.Store(&lister)
 	if cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		close(c.synced)

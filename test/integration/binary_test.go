@@ -240,10 +240,9 @@ func (h *agentHarness) stop() {
 	h.proc.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-h.exited:
-		for _, line := range strings.Split(h.log(1<<20), "\n") {
-			if strings.Contains(line, "Parts did not stop in time") {
-				h.t.Logf("nodeagent exited, leaving parts behind that did not stop:\n%s", line)
-			}
+		if log := h.log(1 << 20); strings.Contains(log, "Parts did not stop in time") {
+			_, stuck, _ := strings.Cut(log, "Parts did not stop in time")
+			h.t.Logf("nodeagent exited, leaving parts behind that did not stop: %s", stuck)
 		}
 	case <-time.After(30 * time.Second):
 		h.proc.Process.Kill()
