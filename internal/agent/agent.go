@@ -211,6 +211,10 @@ func (a *Agent) Restore(ctx context.Context, sink keeper.Sink, sources []podtype
 	return a.ckpt.Restore(ctx, sources, keeper.Targets{Sink: sink, Statuses: a.statuses, Workers: a.workers, Timeline: a.timeline})
 }
 
+// APIServerBack tries every mirror pod and pod status that is not current
+// now: the apiserver answers again after an outage.
+func (a *Agent) APIServerBack() { a.api.Retry() }
+
 // RunConnected keeps the mirror pods and the pod statuses in the apiserver
 // current until ctx ends (apisync.Sync.Run). It needs an agent built with
 // Options.Connected, and runs once the Node exists: API pods that came

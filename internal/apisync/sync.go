@@ -155,6 +155,16 @@ func (s *Sync) StatusChanged(uid types.UID) {
 	}
 }
 
+// Retry tries every mirror pod and status that is not current now, rather
+// than at its next retry (up to 2 s away): the apiserver answers again
+// after an outage.
+func (s *Sync) Retry() {
+	if s != nil {
+		s.mirrors.EnqueueAll()
+		s.statuses.Resync()
+	}
+}
+
 // Mirror is the state of a static pod's mirror pod.
 type Mirror struct {
 	// UID is the mirror pod's, or "" while there is none.

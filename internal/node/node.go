@@ -214,13 +214,16 @@ func (n *Node) gone(rv string) {
 }
 
 // apiserverWasAway notes a list of the Node by the watch, or an apiserver
-// that answers the watch again, and wakes the status loop to write a
-// heartbeat.
+// that answers the watch again: it wakes the status loop to write a
+// heartbeat, and tells OnAPIServerBack.
 func (n *Node) apiserverWasAway() {
 	n.mu.Lock()
 	n.heartbeatDue = true
 	n.wake()
 	n.mu.Unlock()
+	if n.opts.OnAPIServerBack != nil {
+		n.opts.OnAPIServerBack()
+	}
 }
 
 func (n *Node) wake() {

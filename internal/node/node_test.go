@@ -345,8 +345,10 @@ func TestAWatchThatAnswersAgainWritesAHeartbeat(t *testing.T) {
 		mu       sync.Mutex
 		current  *watch.FakeWatcher
 		refusals int
+		backs    atomic.Int32
 	)
-	h := start(t, nil, func(_ *Options, c *fake.Clientset) {
+	h := start(t, nil, func(o *Options, c *fake.Clientset) {
+		o.OnAPIServerBack = func() { backs.Add(1) }
 		c.PrependWatchReactor("nodes", func(k8stesting.Action) (bool, watch.Interface, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -370,7 +372,7 @@ func TestAWatchThatAnswersAgainWritesAHeartbeat(t *testing.T) {
 		return !due
 	})
 	h.tick(10 * time.Second)
-	writes, lists := h.nodeWrites(), h.nodeLists()
+	writes, lists, backsBefore := h.nodeWrites(), h.nodeLists(), backs.Load()
 
 	// The apiserver goes away: the watch ends and two attempts to watch
 	// again are refused; the third is answered.
@@ -384,6 +386,9 @@ func TestAWatchThatAnswersAgainWritesAHeartbeat(t *testing.T) {
 	h.eventually("one heartbeat", func() bool { return h.nodeWrites() == writes+1 })
 	if got := h.nodeLists(); got != lists {
 		t.Fatalf("the watch listed the Node again (%d lists): this test is about a watch that goes on without one", got-lists)
+	}
+	if got := backs.Load() - backsBefore; got != 1 {
+		t.Errorf("OnAPIServerBack called %d times when the watch was answered again, want 1", got)
 	}
 	h.tick(10 * time.Second)
 	if got := h.nodeWrites(); got != writes+1 {

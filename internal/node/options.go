@@ -72,6 +72,10 @@ type Options struct {
 	// be to an apiserver that went away without closing them, and closing
 	// them makes the next request dial afresh (as the kubelet does).
 	OnRepeatedHeartbeatFailure func()
+	// OnAPIServerBack, if not nil, is called when the apiserver answers
+	// the Node's watch again after it did not (and at each relist): what
+	// waits to be retried may be tried now.
+	OnAPIServerBack func()
 	// AgentVersion is reported as the node's kubelet version.
 	AgentVersion string
 

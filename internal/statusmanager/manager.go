@@ -103,7 +103,7 @@ func (m *Manager) Enqueue(uid types.UID) { m.queue.Add(uid) }
 // Run writes statuses with client until ctx ends.
 func (m *Manager) Run(ctx context.Context, client corev1client.PodsGetter) error {
 	workqueuerun.Run(ctx, workqueuerun.Loop[types.UID]{
-		Queue: m.queue, Workers: workqueuerun.DefaultWorkers, Resync: m.resync, ResyncInterval: m.opts.ResyncInterval, Clock: m.opts.Clock,
+		Queue: m.queue, Workers: workqueuerun.DefaultWorkers, Resync: m.Resync, ResyncInterval: m.opts.ResyncInterval, Clock: m.opts.Clock,
 		Sync: func(ctx context.Context, uid types.UID) (time.Duration, error) {
 			return 0, m.sync(ctx, client, uid)
 		},
@@ -114,9 +114,9 @@ func (m *Manager) Run(ctx context.Context, client corev1client.PodsGetter) error
 	return nil
 }
 
-// resync queues every pod whose status the watch shows otherwise than the
+// Resync queues every pod whose status the watch shows otherwise than the
 // agent has it.
-func (m *Manager) resync() {
+func (m *Manager) Resync() {
 	for _, e := range m.opts.Statuses.List() {
 		target, ok := m.target(e.Pod)
 		if ok && !equal(&target.Status, merge(normalize(e.Status), &target.Status)) {

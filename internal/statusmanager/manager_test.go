@@ -144,7 +144,7 @@ func TestWritesTheStaticPodsStatusOntoItsMirrorOnce(t *testing.T) {
 	}
 	f.clock.Step(time.Minute)
 	f.sync(t, web.UID)
-	f.m.resync()
+	f.m.Resync()
 	if n := f.m.queue.Len(); n != 0 {
 		t.Errorf("resync queued %d pods with nothing to write", n)
 	}
@@ -205,7 +205,7 @@ func TestDriftIsRepairedAtResync(t *testing.T) {
 	other.Status.Phase = corev1.PodFailed
 	other.ResourceVersion = "99"
 	f.pods.UpdatePod(other)
-	f.m.resync()
+	f.m.Resync()
 	if n := f.m.queue.Len(); n != 1 {
 		t.Fatalf("resync queued %d pods, want the drifted one", n)
 	}
@@ -360,7 +360,7 @@ func TestKeepsConditionsOthersOwn(t *testing.T) {
 			}
 			// Nothing is left to write: the resync finds no drift.
 			f.clock.Step(time.Minute)
-			f.m.resync()
+			f.m.Resync()
 			if n := f.m.queue.Len(); n != 0 {
 				t.Errorf("resync queued %d pods; the merged status should match", n)
 			}

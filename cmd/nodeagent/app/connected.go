@@ -122,12 +122,12 @@ func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
 // newNode builds the part that keeps the Node and its Lease current; it
 // runs once connected. The node API, when served, is on --port.
 // Its pressure conditions are those of the eviction manager.
-func (o *Options) newNode(rt node.Runtime, machine node.Machine, agentHealth, sourcesReady func() error, pressure func() []string, closeConnections func(), log logr.Logger) (*node.Node, error) {
+func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent, sourcesReady func() error, pressure func() []string, closeConnections func(), log logr.Logger) (*node.Node, error) {
 	taints, _ := node.ParseTaints(o.RegisterWithTaints)        // validated
 	thresholds, _ := eviction.ParseThresholds(o.Eviction.Hard) // validated
 	return node.New(node.Options{
 		Name: o.NodeName, Runtime: rt,
-		AgentHealth: agentHealth, SourcesReady: sourcesReady,
+		AgentHealth: ag.Ready, SourcesReady: sourcesReady,
 		Machine: machine, RootDir: o.RootDir,
 		Labels: o.NodeLabels, Taints: taints, Reserved: o.reserved(), MaxPods: o.MaxPods,
 		NodeIP:     net.ParseIP(o.NodeIP),
@@ -137,8 +137,10 @@ func (o *Options) newNode(rt node.Runtime, machine node.Machine, agentHealth, so
 		APIPort:       o.Port,
 		// Renewals that keep failing may be stuck on a dead connection.
 		OnRepeatedHeartbeatFailure: closeConnections,
-		AgentVersion:               version.Get().GitVersion,
-		Logger:                     log,
+		// What failed during an outage is tried again at once.
+		OnAPIServerBack: ag.APIServerBack,
+		AgentVersion:    version.Get().GitVersion,
+		Logger:          log,
 	})
 }
 
