@@ -120,7 +120,15 @@ func (h *harness) tick(d time.Duration) {
 	before := h.rt.calls.Load()
 	h.clock.Step(d)
 	h.eventually("the status loop to run", func() bool { return h.rt.calls.Load() > before })
-	time.Sleep(20 * time.Millisecond) // let it finish the write, if any
+	// Let it finish the write, if any: the client's actions stay the same
+	// for 50 ms (a fixed sleep was too short on a loaded machine).
+	last, since := len(h.client.Actions()), time.Now()
+	h.eventually("the status loop to settle", func() bool {
+		if n := len(h.client.Actions()); n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) >= 50*time.Millisecond
+	})
 }
 
 func (h *harness) eventually(what string, cond func() bool) {
