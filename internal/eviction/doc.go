@@ -9,7 +9,8 @@
 // over their requests first, then by priority, then by usage. Static,
 // mirror and system-critical pods are never evicted.
 //
-// The Manager also says which signals are met (Met), which the node
+// The Manager also says which signals are under pressure (Pressure: met,
+// or met within --eviction-pressure-transition-period), which the node
 // reports as its MemoryPressure, DiskPressure and PIDPressure conditions.
 // Under cgroup v1 the kernel tells it when the pods' memory crosses the
 // threshold, so it acts within a moment rather than at its next poll.

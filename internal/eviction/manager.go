@@ -3,7 +3,6 @@ package eviction
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -18,8 +17,8 @@ import (
 // one is met, frees the resource it is about: first what the node itself
 // holds (unused images and dead containers, for the disk), then one pod
 // at a time, in the kubelet's order, waiting for each to stop before the
-// next. It also says which signals are met (Met), for the node's pressure
-// conditions.
+// next. It also says which signals are under pressure (Pressure), for the
+// node's pressure conditions.
 type Manager struct {
 	opts     Options
 	metrics  *managerMetrics
@@ -31,8 +30,9 @@ type Manager struct {
 	// reclaim is available again.
 	met map[string]bool
 	// firstSeen is when each met signal was first observed met: a soft
-	// threshold acts once its grace period has passed since.
-	firstSeen map[string]time.Time
+	// threshold acts once its grace period has passed since. lastSeen is
+	// when each signal was last observed met.
+	firstSeen, lastSeen map[string]time.Time
 }
 
 // New returns a Manager; it watches once Run is called. It fails if
@@ -49,18 +49,30 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eviction metrics: %w", err)
 	}
-	return &Manager{opts: opts, metrics: m, met: map[string]bool{}, firstSeen: map[string]time.Time{}}, nil
+	return &Manager{opts: opts, metrics: m, met: map[string]bool{}, firstSeen: map[string]time.Time{}, lastSeen: map[string]time.Time{}}, nil
 }
 
-// Met returns the signals whose threshold is met (soft ones before their
-// grace period has passed too), sorted.
-func (m *Manager) Met() []string {
+// Pressure returns the signals under pressure, as the kubelet's node
+// conditions count them: true for those whose threshold is met now (soft
+// ones before their grace period has passed too), false for those met
+// within the pressure transition period, so that a node hovering at a
+// threshold does not flap, and that a pressure relieved by an eviction
+// at once still shows.
+func (m *Manager) Pressure() map[string]bool {
+	out := map[string]bool{}
 	if m == nil {
-		return nil
+		return out
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Sorted(maps.Keys(m.met))
+	now := m.opts.Clock.Now()
+	for signal, at := range m.lastSeen {
+		if now.Sub(at) < m.opts.PressureTransition {
+			_, met := m.met[signal]
+			out[signal] = met
+		}
+	}
+	return out
 }
 
 // Run watches until ctx ends: every Interval, and at once when the pods'
@@ -157,6 +169,7 @@ func (m *Manager) evaluate(ob Observation, now time.Time) []string {
 		if _, ok := m.firstSeen[signal]; !ok {
 			m.firstSeen[signal] = now
 		}
+		m.lastSeen[signal] = now
 		if hard || now.Sub(m.firstSeen[signal]) >= m.opts.SoftGracePeriods[thresholdOf(signal)] {
 			act = append(act, signal)
 		}

@@ -2,6 +2,7 @@ package eviction
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -93,8 +94,8 @@ func TestHardMemoryThresholdEvictsOnePodInTheKubeletsOrder(t *testing.T) {
 
 	ctx := context.Background()
 	m.synchronize(ctx)
-	if got := w.takeEvicted(); len(got) != 0 || len(m.Met()) != 0 {
-		t.Fatalf("with 1Gi available: evicted %v, met %v", got, m.Met())
+	if got := w.takeEvicted(); len(got) != 0 || len(m.Pressure()) != 0 {
+		t.Fatalf("with 1Gi available: evicted %v, pressure %v", got, m.Pressure())
 	}
 	w.memory.Available = 50 << 20
 	m.synchronize(ctx)
@@ -109,8 +110,8 @@ func TestHardMemoryThresholdEvictsOnePodInTheKubeletsOrder(t *testing.T) {
 	if got[0] != want {
 		t.Errorf("evicted\n %q\nwant\n %q", got[0], want)
 	}
-	if met := m.Met(); len(met) != 1 || met[0] != SignalAllocatableMemoryAvailable {
-		t.Errorf("Met() = %v", met)
+	if p := m.Pressure(); len(p) != 1 || !p[SignalAllocatableMemoryAvailable] {
+		t.Errorf("Pressure() = %v", p)
 	}
 	w.pods = w.pods[:3] // it is gone; the static pod is left out
 	w.pods = append(w.pods, static)
@@ -136,8 +137,8 @@ func TestSoftThresholdWaitsForItsGracePeriod(t *testing.T) {
 	if got := w.takeEvicted(); len(got) != 0 {
 		t.Fatalf("evicted %v before the grace period passed", got)
 	}
-	if len(m.Met()) != 1 {
-		t.Errorf("Met() = %v during the grace period: the pressure shows before any eviction", m.Met())
+	if p := m.Pressure(); len(p) != 1 || !p[SignalAllocatableMemoryAvailable] {
+		t.Errorf("Pressure() = %v during the grace period: the pressure shows before any eviction", p)
 	}
 	w.clock.Step(time.Second)
 	m.synchronize(ctx)
@@ -173,8 +174,8 @@ func TestMinimumReclaimKeepsTheThresholdMetUntilReclaimed(t *testing.T) {
 	}
 	w.memory.Available = 300 << 20
 	m.synchronize(ctx)
-	if met := m.Met(); len(met) != 0 {
-		t.Errorf("Met() = %v with the minimum reclaim available", met)
+	if p := m.Pressure(); len(p) != 1 || p[SignalAllocatableMemoryAvailable] {
+		t.Errorf("Pressure() = %v with the minimum reclaim available, want it held, not met", p)
 	}
 }
 
@@ -271,5 +272,32 @@ func TestAnEvictionWaitsForThePodsResources(t *testing.T) {
 	}
 	if got := w.takeEvicted(); len(got) != 2 {
 		t.Errorf("evicted %v, want a then b", got)
+	}
+}
+
+// A signal met once stays under pressure for the transition period after
+// it was last met, held rather than met: a pressure an eviction relieved
+// at once still shows on the Node.
+func TestPressureHoldsForTheTransitionPeriod(t *testing.T) {
+	w := newWorld(t)
+	hard, _ := ParseThresholds("memory.available<100Mi")
+	m := w.manager(Options{Hard: hard, PressureTransition: time.Minute})
+	ctx := context.Background()
+	w.memory.Available = 50 << 20
+	m.synchronize(ctx) // no pod to evict
+	w.memory.Available = 1 << 30
+	for _, step := range []struct {
+		after time.Duration
+		want  map[string]bool
+	}{
+		{0, map[string]bool{SignalAllocatableMemoryAvailable: false}},
+		{59 * time.Second, map[string]bool{SignalAllocatableMemoryAvailable: false}},
+		{time.Second, map[string]bool{}},
+	} {
+		w.clock.Step(step.after)
+		m.synchronize(ctx)
+		if got := m.Pressure(); !maps.Equal(got, step.want) {
+			t.Errorf("%v after: Pressure() = %v, want %v", step.after, got, step.want)
+		}
 	}
 }

@@ -25,8 +25,10 @@ type Options struct {
 	MaxPodGracePeriod int64
 	MinimumReclaim    Thresholds
 	// Interval is how often the signals are observed (default 10s, the
-	// kubelet's).
-	Interval time.Duration
+	// kubelet's). PressureTransition is how long a signal stays under
+	// pressure (Manager.Pressure) after it was last met (default 5m).
+	Interval           time.Duration
+	PressureTransition time.Duration
 
 	// Observe reads the signals (Observer.Observe).
 	Observe func(context.Context) (Observation, error)
@@ -68,7 +70,8 @@ type PodUsage struct {
 
 // Defaults of Options, as the kubelet's.
 const (
-	DefaultInterval = 10 * time.Second
+	DefaultInterval           = 10 * time.Second
+	DefaultPressureTransition = 5 * time.Minute
 )
 
 // ErrInvalidOptions is wrapped by the error of options that are not valid.
@@ -77,6 +80,9 @@ var ErrInvalidOptions = errors.New("invalid eviction options")
 func (o *Options) setDefaults() {
 	if o.Interval == 0 {
 		o.Interval = DefaultInterval
+	}
+	if o.PressureTransition == 0 {
+		o.PressureTransition = DefaultPressureTransition
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
@@ -106,8 +112,8 @@ func (o Options) Validate() error {
 	if o.MaxPodGracePeriod < 0 {
 		bad("the maximum pod grace period %d must not be negative", o.MaxPodGracePeriod)
 	}
-	if o.Interval < 0 {
-		bad("the interval %v must not be negative", o.Interval)
+	if o.Interval < 0 || o.PressureTransition < 0 {
+		bad("the interval %v and the pressure transition period %v must not be negative", o.Interval, o.PressureTransition)
 	}
 	return errors.Join(errs...)
 }

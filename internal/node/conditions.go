@@ -62,42 +62,26 @@ var pressureKinds = []pressureKind{
 		"node has PID pressure", "node has sufficient PID available", []string{eviction.SignalPIDAvailable}},
 }
 
-// pressures remembers when each pressure was last seen, so that a
-// condition stays True for the transition period after its signals
-// recover: a node hovering at a threshold does not flap.
-type pressures struct {
-	lastSeen   map[corev1.NodeConditionType]time.Time
-	transition time.Duration
-}
-
-func newPressures(transition time.Duration) *pressures {
-	return &pressures{lastSeen: map[corev1.NodeConditionType]time.Time{}, transition: transition}
-}
-
-// conditions are the pressure conditions at now, with the signals whose
-// eviction threshold is met (eviction.Manager.Met).
-func (p *pressures) conditions(now time.Time, met []string) []corev1.NodeCondition {
-	crossed := map[string]bool{}
-	for _, s := range met {
-		crossed[s] = true
-	}
+// pressureConditions are the pressure conditions of the signals under
+// pressure (eviction.Manager.Pressure): True while one of a condition's
+// signals is met, and for the transition period after it recovered.
+func pressureConditions(pressure map[string]bool) []corev1.NodeCondition {
 	out := make([]corev1.NodeCondition, 0, len(pressureKinds))
 	for _, k := range pressureKinds {
-		var which []string
+		var met []string
+		held := false
 		for _, s := range k.signals {
-			if crossed[s] {
-				which = append(which, s)
+			if now, ok := pressure[s]; ok && now {
+				met = append(met, s)
+			} else if ok {
+				held = true
 			}
 		}
-		if len(which) > 0 {
-			p.lastSeen[k.condition] = now
-		}
-		seen, ever := p.lastSeen[k.condition]
 		c := corev1.NodeCondition{Type: k.condition, Status: corev1.ConditionFalse, Reason: k.fineReason, Message: k.fineMessage}
 		switch {
-		case len(which) > 0:
-			c.Status, c.Reason, c.Message = corev1.ConditionTrue, k.underReason, k.underMessage+": "+strings.Join(which, ", ")+" below its threshold"
-		case ever && now.Sub(seen) < p.transition:
+		case len(met) > 0:
+			c.Status, c.Reason, c.Message = corev1.ConditionTrue, k.underReason, k.underMessage+": "+strings.Join(met, ", ")+" below its threshold"
+		case held:
 			c.Status, c.Reason, c.Message = corev1.ConditionTrue, k.underReason, k.underMessage+": recovered, held for the pressure transition period"
 		}
 		out = append(out, c)

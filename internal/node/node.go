@@ -23,10 +23,9 @@ import (
 
 // Node keeps the agent's Node object and Lease current.
 type Node struct {
-	opts     Options
-	log      logr.Logger
-	clock    clock.WithTicker
-	pressure *pressures
+	opts  Options
+	log   logr.Logger
+	clock clock.WithTicker
 	// client is the node's own, given to Run before anything is sent.
 	client kubernetes.Interface
 
@@ -66,11 +65,10 @@ func New(opts Options) (*Node, error) {
 		return nil, err
 	}
 	return &Node{
-		opts:     opts,
-		log:      opts.Logger.WithName("node").WithValues("node", opts.Name),
-		clock:    opts.Clock,
-		pressure: newPressures(opts.PressureTransition),
-		kick:     make(chan struct{}, 1),
+		opts:  opts,
+		log:   opts.Logger.WithName("node").WithValues("node", opts.Name),
+		clock: opts.Clock,
+		kick:  make(chan struct{}, 1),
 	}, nil
 }
 

@@ -47,13 +47,11 @@ type Options struct {
 	// address of an interface that is up.
 	NodeIP net.IP
 	// Thresholds are the hard eviction thresholds, which come off
-	// allocatable. Pressure returns the signals whose eviction threshold
-	// is met (eviction.Manager.Met), reported as the pressure conditions;
-	// PressureTransition is how long a condition stays True after its
-	// signals recover. nil reports no pressure.
-	Thresholds         eviction.Thresholds
-	Pressure           func() []string
-	PressureTransition time.Duration
+	// allocatable. Pressure returns the signals under pressure
+	// (eviction.Manager.Pressure), reported as the pressure conditions;
+	// nil reports none.
+	Thresholds eviction.Thresholds
+	Pressure   func() map[string]bool
 
 	// StatusUpdateFrequency is how often the status is computed, and the
 	// most often it is written; StatusReportFrequency the longest it goes
@@ -86,7 +84,6 @@ type Options struct {
 // The defaults of Options, as the kubelet's.
 const (
 	DefaultMaxPods               = 110
-	DefaultPressureTransition    = 5 * time.Minute
 	DefaultStatusUpdateFrequency = 10 * time.Second
 	DefaultStatusReportFrequency = 5 * time.Minute
 	DefaultLeaseDuration         = 40
@@ -127,9 +124,6 @@ func (o *Options) defaults() error {
 			return err
 		}
 		o.Thresholds = ts
-	}
-	if o.PressureTransition == 0 {
-		o.PressureTransition = DefaultPressureTransition
 	}
 	if o.StatusUpdateFrequency == 0 {
 		o.StatusUpdateFrequency = DefaultStatusUpdateFrequency

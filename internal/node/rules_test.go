@@ -3,7 +3,6 @@ package node
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nodeagent/nodeagent/internal/eviction"
 	"github.com/nodeagent/nodeagent/internal/host"
@@ -70,40 +69,29 @@ func TestAllocatableSubtractsReservedAndThresholds(t *testing.T) {
 	}
 }
 
-func TestPressureHoldsForTheTransitionPeriod(t *testing.T) {
-	p := newPressures(time.Minute)
-	t0 := time.Unix(1000, 0)
-	status := func(conds []corev1.NodeCondition, typ corev1.NodeConditionType) corev1.ConditionStatus {
+// Each pressure condition is True while one of its signals is met, with
+// the signals named, and while one is held after it recovered.
+func TestPressureConditions(t *testing.T) {
+	status := func(conds []corev1.NodeCondition, typ corev1.NodeConditionType) (corev1.ConditionStatus, string) {
 		for _, c := range conds {
 			if c.Type == typ {
-				return c.Status
+				return c.Status, c.Message
 			}
 		}
 		t.Fatalf("no %s condition", typ)
-		return ""
+		return "", ""
 	}
-	low := []string{eviction.SignalAllocatableMemoryAvailable}
-	steps := []struct {
-		at   time.Duration
-		met  []string
-		want corev1.ConditionStatus
-	}{
-		{0, nil, corev1.ConditionFalse},
-		{10 * time.Second, low, corev1.ConditionTrue},
-		{20 * time.Second, nil, corev1.ConditionTrue},  // recovered, held
-		{69 * time.Second, nil, corev1.ConditionTrue},  // still within a minute of the last low reading
-		{71 * time.Second, nil, corev1.ConditionFalse}, // released
+	conds := pressureConditions(map[string]bool{eviction.SignalAllocatableMemoryAvailable: true, eviction.SignalImageFSAvailable: false})
+	if st, msg := status(conds, corev1.NodeMemoryPressure); st != corev1.ConditionTrue || !strings.Contains(msg, "allocatableMemory.available below its threshold") {
+		t.Errorf("MemoryPressure %s %q", st, msg)
 	}
-	for _, s := range steps {
-		conds := p.conditions(t0.Add(s.at), s.met)
-		if got := status(conds, corev1.NodeMemoryPressure); got != s.want {
-			t.Errorf("at %v: MemoryPressure %s, want %s", s.at, got, s.want)
-		}
-		if got := status(conds, corev1.NodePIDPressure); got != corev1.ConditionFalse {
-			t.Errorf("at %v: PIDPressure %s with PIDs to spare", s.at, got)
-		}
+	if st, msg := status(conds, corev1.NodeDiskPressure); st != corev1.ConditionTrue || !strings.Contains(msg, "recovered, held") {
+		t.Errorf("DiskPressure %s %q", st, msg)
 	}
-	if got := status(p.conditions(t0, []string{eviction.SignalPIDAvailable}), corev1.NodePIDPressure); got != corev1.ConditionTrue {
-		t.Errorf("PIDPressure %s with pid.available met", got)
+	if st, _ := status(conds, corev1.NodePIDPressure); st != corev1.ConditionFalse {
+		t.Errorf("PIDPressure %s with no PID signal under pressure", st)
+	}
+	if st, _ := status(pressureConditions(nil), corev1.NodeMemoryPressure); st != corev1.ConditionFalse {
+		t.Errorf("MemoryPressure %s without pressure", st)
 	}
 }

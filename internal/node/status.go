@@ -45,15 +45,15 @@ func (n *Node) desiredStatus(ctx context.Context, base *corev1.Node) (corev1.Nod
 	if err != nil {
 		return corev1.NodeStatus{}, fmt.Errorf("measuring the node filesystem: %w", err)
 	}
-	var met []string
+	var pressure map[string]bool
 	if n.opts.Pressure != nil {
-		met = n.opts.Pressure()
+		pressure = n.opts.Pressure()
 	}
 
 	st := *base.Status.DeepCopy()
 	st.Capacity = capacity(n.opts.Machine, nodefs, n.opts.MaxPods)
 	st.Allocatable = allocatable(st.Capacity, n.opts.Reserved, n.opts.Thresholds)
-	own := append([]corev1.NodeCondition{ready.condition()}, n.pressure.conditions(now, met)...)
+	own := append([]corev1.NodeCondition{ready.condition()}, pressureConditions(pressure)...)
 	carryTransitions(now, own, base.Status.Conditions)
 	st.Conditions = mergeConditions(base.Status.Conditions, own)
 	st.Addresses = n.addresses()

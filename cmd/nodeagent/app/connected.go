@@ -122,7 +122,7 @@ func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
 // newNode builds the part that keeps the Node and its Lease current; it
 // runs once connected. The node API, when served, is on --port.
 // Its pressure conditions are those of the eviction manager.
-func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent, sourcesReady func() error, pressure func() []string, closeConnections func(), log logr.Logger) (*node.Node, error) {
+func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent, sourcesReady func() error, pressure func() map[string]bool, closeConnections func(), log logr.Logger) (*node.Node, error) {
 	taints, _ := node.ParseTaints(o.RegisterWithTaints)        // validated
 	thresholds, _ := eviction.ParseThresholds(o.Eviction.Hard) // validated
 	return node.New(node.Options{
@@ -131,7 +131,7 @@ func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent
 		Machine: machine, RootDir: o.RootDir,
 		Labels: o.NodeLabels, Taints: taints, Reserved: o.reserved(), MaxPods: o.MaxPods,
 		NodeIP:     net.ParseIP(o.NodeIP),
-		Thresholds: thresholds, Pressure: pressure, PressureTransition: o.Eviction.PressureTransition,
+		Thresholds: thresholds, Pressure: pressure,
 		StatusUpdateFrequency: o.NodeStatusUpdateFrequency, StatusReportFrequency: o.NodeStatusReportFrequency,
 		LeaseDuration: o.NodeLeaseDurationSeconds,
 		APIPort:       o.Port,

@@ -40,7 +40,7 @@ type Eviction struct {
 func defaultEviction() Eviction {
 	return Eviction{
 		Hard:               eviction.DefaultThresholds,
-		PressureTransition: node.DefaultPressureTransition,
+		PressureTransition: eviction.DefaultPressureTransition,
 		MonitoringInterval: eviction.DefaultInterval,
 	}
 }
@@ -81,7 +81,7 @@ func (o *Options) evictionPolicy() (eviction.Options, error) {
 			errs = append(errs, fmt.Errorf("%s must be positive, not %v", name, d))
 		}
 	}
-	p.MaxPodGracePeriod, p.Interval = e.MaxPodGracePeriod, e.MonitoringInterval
+	p.MaxPodGracePeriod, p.Interval, p.PressureTransition = e.MaxPodGracePeriod, e.MonitoringInterval, e.PressureTransition
 	if len(errs) == 0 {
 		if err := p.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("--eviction-soft, --eviction-soft-grace-period: %w", err))

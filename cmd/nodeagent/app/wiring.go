@@ -103,7 +103,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		parts = append(parts, part{"serving", serve.Run})
 	}
 	if conn != nil {
-		nd, err := o.newNode(rt, machine, ag, sources.err, evictions.Met, conn.closeConnections, log)
+		nd, err := o.newNode(rt, machine, ag, sources.err, evictions.Pressure, conn.closeConnections, log)
 		if err != nil {
 			return err
 		}
