@@ -229,9 +229,9 @@ func (m *Manager) evictOne(ctx context.Context, signal string, ob Observation) {
 		}
 		grace := int64(immediateGracePeriod)
 		if !hard {
-			grace = m.opts.MaxPodGracePeriod
-			if pod.Spec.TerminationGracePeriodSeconds != nil {
-				grace = min(grace, *pod.Spec.TerminationGracePeriodSeconds)
+			grace = podtypes.GracePeriod(pod)
+			if m.opts.MaxPodGracePeriod >= 0 {
+				grace = min(grace, m.opts.MaxPodGracePeriod)
 			}
 		}
 		r := ob.Signals[signal]

@@ -146,6 +146,16 @@ func TestSoftThresholdWaitsForItsGracePeriod(t *testing.T) {
 		t.Errorf("evicted %v, want a with the maximum pod grace period 20 (its own is 60)", got)
 	}
 
+	// A negative maximum defers to the pod's own grace period.
+	m.opts.MaxPodGracePeriod = -1
+	w.pods = w.pods[:0]
+	w.pod("b", 200, 0, 0).Spec.TerminationGracePeriodSeconds = &long
+	m.synchronize(ctx)
+	if got := w.takeEvicted(); len(got) != 1 || !strings.HasPrefix(got[0], "b 60 ") {
+		t.Errorf("evicted %v, want b with its own grace period 60", got)
+	}
+	m.opts.MaxPodGracePeriod = 20
+
 	// Recovered, then short again: the grace period starts over.
 	w.memory.Available = 1 << 30
 	m.synchronize(ctx)
@@ -203,8 +213,8 @@ func TestDiskIsReclaimedFromTheNodeBeforeAnyPodIsEvicted(t *testing.T) {
 func TestOptionsAreValidated(t *testing.T) {
 	soft, _ := ParseThresholds("memory.available<1Gi")
 	grace, _ := ParseGracePeriods("pid.available=10s")
-	_, err := New(Options{Soft: soft, SoftGracePeriods: grace, MaxPodGracePeriod: -1})
-	for _, want := range []string{"soft threshold of memory.available has no grace period", "pid.available has a grace period but no soft threshold", "maximum pod grace period -1"} {
+	_, err := New(Options{Soft: soft, SoftGracePeriods: grace})
+	for _, want := range []string{"soft threshold of memory.available has no grace period", "pid.available has a grace period but no soft threshold"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("New = %v, want an error with %q", err, want)
 		}

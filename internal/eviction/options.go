@@ -17,7 +17,8 @@ import (
 type Options struct {
 	// Hard thresholds evict at once; Soft ones once met for their grace
 	// period (SoftGracePeriods, by signal), giving the pod at most
-	// MaxPodGracePeriod seconds to stop. MinimumReclaim is how much more
+	// MaxPodGracePeriod seconds to stop (a negative one: the pod's own,
+	// as the kubelet's). MinimumReclaim is how much more
 	// than a threshold's bound must be available again before the
 	// threshold counts as resolved.
 	Hard, Soft        Thresholds
@@ -108,9 +109,6 @@ func (o Options) Validate() error {
 		if _, ok := o.Soft[signal]; !ok {
 			bad("%s has a grace period but no soft threshold", signal)
 		}
-	}
-	if o.MaxPodGracePeriod < 0 {
-		bad("the maximum pod grace period %d must not be negative", o.MaxPodGracePeriod)
 	}
 	if o.Interval < 0 || o.PressureTransition < 0 {
 		bad("the interval %v and the pressure transition period %v must not be negative", o.Interval, o.PressureTransition)

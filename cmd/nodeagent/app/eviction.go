@@ -50,7 +50,7 @@ func (o *Options) addEvictionFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&e.Hard, "eviction-hard", e.Hard, "thresholds that, once met, evict pods at once (one second to stop), signal<value,...: memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available, each a quantity or a percentage; they also come off allocatable, and memory.available also bounds what the pods' cgroup may take of the memory allocatable to pods")
 	fs.StringVar(&e.Soft, "eviction-soft", e.Soft, "thresholds that evict pods once met for their grace period (--eviction-soft-grace-period), as --eviction-hard")
 	fs.StringVar(&e.SoftGracePeriods, "eviction-soft-grace-period", e.SoftGracePeriods, "how long each soft threshold must be met before pods are evicted, signal=duration,...")
-	fs.Int64Var(&e.MaxPodGracePeriod, "eviction-max-pod-grace-period", e.MaxPodGracePeriod, "the most seconds a pod evicted for a soft threshold is given to stop (its own grace period if shorter)")
+	fs.Int64Var(&e.MaxPodGracePeriod, "eviction-max-pod-grace-period", e.MaxPodGracePeriod, "the most seconds a pod evicted for a soft threshold is given to stop (its own grace period if shorter; negative: its own)")
 	fs.StringVar(&e.MinimumReclaim, "eviction-minimum-reclaim", e.MinimumReclaim, "how much more than a threshold's bound must be available again before the threshold counts as resolved, signal=value,...")
 	fs.DurationVar(&e.PressureTransition, "eviction-pressure-transition-period", e.PressureTransition, "how long a pressure condition stays True after its signal recovers")
 	fs.DurationVar(&e.MonitoringInterval, "eviction-monitoring-interval", e.MonitoringInterval, "time between observations of the eviction signals")

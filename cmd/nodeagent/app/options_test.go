@@ -222,7 +222,7 @@ func TestProfilingNeedsAServeAddress(t *testing.T) {
 func TestValidateNamesEveryBadEvictionFlag(t *testing.T) {
 	_, err := parseArgs(t, "--manifest-dir=/m", "--node-name=n",
 		"--eviction-soft=memory.available<1Gi,nodefs.available<20%", "--eviction-soft-grace-period=memory.available=1m,pid.available=10s",
-		"--eviction-minimum-reclaim=memory.available<1Gi", "--eviction-max-pod-grace-period=-1")
+		"--eviction-minimum-reclaim=memory.available<1Gi")
 	if err == nil {
 		t.Fatal("bad flags accepted")
 	}
@@ -233,8 +233,8 @@ func TestValidateNamesEveryBadEvictionFlag(t *testing.T) {
 	}
 	_, err = parseArgs(t, "--manifest-dir=/m", "--node-name=n",
 		"--eviction-soft=memory.available<1Gi,nodefs.available<20%", "--eviction-soft-grace-period=memory.available=1m,pid.available=10s",
-		"--eviction-max-pod-grace-period=-1")
-	for _, want := range []string{"the soft threshold of nodefs.available has no grace period", "pid.available has a grace period but no soft threshold", "maximum pod grace period -1"} {
+	)
+	for _, want := range []string{"the soft threshold of nodefs.available has no grace period", "pid.available has a grace period but no soft threshold"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %s:\n%v", want, err)
 		}
