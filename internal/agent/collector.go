@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -20,6 +21,9 @@ type collector struct {
 	gone  func(types.UID) bool
 	clock clock.WithTicker
 	log   logr.Logger
+	// mu makes one pass at a time: the eviction manager asks for one too
+	// (Agent.RemoveDeadContainers).
+	mu sync.Mutex
 }
 
 func (c *collector) run(ctx context.Context) error {
@@ -41,6 +45,8 @@ func every(ctx context.Context, c clock.WithTicker, interval time.Duration, f fu
 }
 
 func (c *collector) collect(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	// Until every source has spoken, any pod may still be wanted.
 	ready := c.sourcesReady()
 	deleted := func(uid types.UID) bool { return ready && c.gone(uid) }

@@ -17,9 +17,9 @@ import (
 // ephemeral-storage limits, or a container's writable layer and logs
 // over its own limit. (A Memory emptyDir is a tmpfs of its size: the
 // kernel refuses writes past it.) It reports whether it evicted any.
-func (m *Manager) localStorage(ctx context.Context, pods []*corev1.Pod) bool {
+func (m *Manager) localStorage(ctx context.Context, p *pass) bool {
 	var limited []*corev1.Pod
-	for _, pod := range pods {
+	for _, pod := range p.pods {
 		if !podtypes.IsCritical(pod) && hasStorageLimit(pod) {
 			limited = append(limited, pod)
 		}
@@ -27,7 +27,7 @@ func (m *Manager) localStorage(ctx context.Context, pods []*corev1.Pod) bool {
 	if len(limited) == 0 {
 		return false
 	}
-	usage, err := m.opts.Usage(ctx)
+	usage, err := p.measure(ctx)
 	if err != nil {
 		m.opts.Logger.Error(err, "Eviction: measuring the pods' local storage")
 		return false
@@ -51,7 +51,7 @@ const signalLocalStorage = "localStorage"
 
 func hasStorageLimit(pod *corev1.Pod) bool {
 	for _, v := range pod.Spec.Volumes {
-		if diskEmptyDir(v) && v.EmptyDir.SizeLimit != nil && v.EmptyDir.SizeLimit.Sign() > 0 {
+		if DiskEmptyDir(v) && v.EmptyDir.SizeLimit != nil && v.EmptyDir.SizeLimit.Sign() > 0 {
 			return true
 		}
 	}
@@ -59,7 +59,9 @@ func hasStorageLimit(pod *corev1.Pod) bool {
 	return ok
 }
 
-func diskEmptyDir(v corev1.Volume) bool {
+// DiskEmptyDir tells whether the volume is an emptyDir on the node's
+// disk, whose usage counts as the pod's local storage.
+func DiskEmptyDir(v corev1.Volume) bool {
 	return v.EmptyDir != nil && v.EmptyDir.Medium != corev1.StorageMediumMemory
 }
 
@@ -67,7 +69,7 @@ func diskEmptyDir(v corev1.Volume) bool {
 // usage is over, or "".
 func overLimit(pod *corev1.Pod, u PodUsage) string {
 	for _, v := range pod.Spec.Volumes {
-		if !diskEmptyDir(v) || v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.Sign() <= 0 {
+		if !DiskEmptyDir(v) || v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.Sign() <= 0 {
 			continue
 		}
 		if u.Volumes[v.Name] > v.EmptyDir.SizeLimit.Value() {
@@ -89,22 +91,14 @@ func overLimit(pod *corev1.Pod, u PodUsage) string {
 }
 
 // podStorageLimit is the pod's ephemeral-storage limit, the sum of its
-// containers' (app containers and sidecars), if any of them has one.
+// long-running containers', if any of them has one.
 func podStorageLimit(pod *corev1.Pod) (*resource.Quantity, bool) {
 	sum := resource.NewQuantity(0, resource.BinarySI)
 	found := false
-	add := func(c corev1.Container) {
+	for _, c := range longRunning(pod) {
 		if l, ok := c.Resources.Limits[corev1.ResourceEphemeralStorage]; ok {
 			sum.Add(l)
 			found = true
-		}
-	}
-	for _, c := range pod.Spec.Containers {
-		add(c)
-	}
-	for _, c := range pod.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			add(c)
 		}
 	}
 	return sum, found

@@ -67,3 +67,21 @@ func TestContainerOverItsOwnStorageLimit(t *testing.T) {
 		t.Errorf("overLimit = %q, want %q", got, want)
 	}
 }
+
+// A pass measures the pods once, though both a pod's own limit and a
+// threshold ask for their usage.
+func TestAPassMeasuresOnce(t *testing.T) {
+	w := newWorld(t)
+	hard, _ := ParseThresholds("memory.available<100Mi")
+	m := w.manager(Options{Hard: hard})
+	p := w.pod("limited", 200, 0, 0)
+	p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("1Gi")}
+	w.memory.Available = 50 << 20
+	m.synchronize(context.Background())
+	if got := w.takeEvicted(); len(got) != 1 {
+		t.Fatalf("evicted %v, want the pod, for memory", got)
+	}
+	if w.measures != 1 {
+		t.Errorf("the pass measured the pods %d times, want 1", w.measures)
+	}
+}

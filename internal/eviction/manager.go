@@ -119,7 +119,8 @@ func (m *Manager) synchronize(ctx context.Context) {
 	now := m.opts.Clock.Now()
 	act := m.evaluate(ob, now)
 	m.arm(ob)
-	if m.localStorage(ctx, m.opts.Pods()) || len(act) == 0 {
+	p := &pass{pods: m.opts.Pods(), usage: m.opts.Usage}
+	if m.localStorage(ctx, p) || len(act) == 0 {
 		return
 	}
 	signal := act[0]
@@ -138,7 +139,25 @@ func (m *Manager) synchronize(ctx context.Context) {
 			ob = again
 		}
 	}
-	m.evictOne(ctx, signal, ob)
+	m.evictOne(ctx, p, signal, ob)
+}
+
+// pass is one synchronize's view of the pods: listed once, measured at
+// most once, and only if a limit or a threshold asks.
+type pass struct {
+	pods     []*corev1.Pod
+	usage    func(context.Context, []*corev1.Pod) (map[types.UID]PodUsage, error)
+	done     bool
+	measured map[types.UID]PodUsage
+	err      error
+}
+
+func (p *pass) measure(ctx context.Context) (map[types.UID]PodUsage, error) {
+	if !p.done {
+		p.measured, p.err = p.usage(ctx, p.pods)
+		p.done = true
+	}
+	return p.measured, p.err
 }
 
 // evaluate updates which signals are met and returns those to act on now
@@ -207,22 +226,27 @@ func (m *Manager) stillMet(signal string, ob Observation) bool {
 
 // evictOne evicts the first pod in the kubelet's order for the signal's
 // resource that may be evicted, and waits for it to stop.
-func (m *Manager) evictOne(ctx context.Context, signal string, ob Observation) {
-	pods := m.opts.Pods()
-	if len(pods) == 0 {
+func (m *Manager) evictOne(ctx context.Context, p *pass, signal string, ob Observation) {
+	if len(p.pods) == 0 {
 		m.opts.Logger.Info("Eviction: a threshold is met but no pod runs to evict", "signal", signal)
 		return
 	}
-	usage, err := m.opts.Usage(ctx)
+	usage, err := p.measure(ctx)
 	if err != nil {
 		m.opts.Logger.Error(err, "Eviction: measuring the pods")
 		return
 	}
 	res := resourceOf(signal)
+	pods := slices.Clone(p.pods)
 	rank(pods, res, usage)
 	m.mu.Lock()
 	hard := m.met[signal]
 	m.mu.Unlock()
+	ts := m.opts.Soft
+	if hard {
+		ts = m.opts.Hard
+	}
+	threshold, r := ts[thresholdOf(signal)], ob.Signals[signal]
 	for _, pod := range pods {
 		if podtypes.IsCritical(pod) {
 			continue // as under the kubelet: static, mirror and system-critical pods stay
@@ -234,12 +258,7 @@ func (m *Manager) evictOne(ctx context.Context, signal string, ob Observation) {
 				grace = min(grace, m.opts.MaxPodGracePeriod)
 			}
 		}
-		r := ob.Signals[signal]
-		ts := m.opts.Soft
-		if hard {
-			ts = m.opts.Hard
-		}
-		msg := message(res, pod, usage[pod.UID], ts[thresholdOf(signal)], r)
+		msg := message(res, pod, usage[pod.UID], threshold, r)
 		if !m.opts.Evict(pod, msg, grace) {
 			continue
 		}

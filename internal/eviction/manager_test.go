@@ -21,14 +21,15 @@ import (
 // disk reading the test sets, pods with their usage, and the evictions
 // it asks for.
 type world struct {
-	t       *testing.T
-	clock   *clocktesting.FakeClock
-	memory  Reading
-	disk    Reading
-	pods    []*corev1.Pod
-	usage   map[types.UID]PodUsage
-	evicted []string // "name grace message"
-	reclaim func()   // what the node's own disk reclaim frees
+	t        *testing.T
+	clock    *clocktesting.FakeClock
+	memory   Reading
+	disk     Reading
+	pods     []*corev1.Pod
+	usage    map[types.UID]PodUsage
+	evicted  []string // "name grace message"
+	measures int      // calls of Usage
+	reclaim  func()   // what the node's own disk reclaim frees
 }
 
 func newWorld(t *testing.T) *world {
@@ -40,10 +41,13 @@ func newWorld(t *testing.T) *world {
 func (w *world) manager(opts Options) *Manager {
 	w.t.Helper()
 	opts.Observe = func(context.Context) (Observation, error) {
-		return Observation{At: w.clock.Now(), Signals: map[string]Reading{SignalAllocatableMemoryAvailable: w.memory, SignalNodeFSAvailable: w.disk}}, nil
+		return Observation{Signals: map[string]Reading{SignalAllocatableMemoryAvailable: w.memory, SignalNodeFSAvailable: w.disk}}, nil
 	}
 	opts.Pods = func() []*corev1.Pod { return append([]*corev1.Pod(nil), w.pods...) }
-	opts.Usage = func(context.Context) (map[types.UID]PodUsage, error) { return w.usage, nil }
+	opts.Usage = func(context.Context, []*corev1.Pod) (map[types.UID]PodUsage, error) {
+		w.measures++
+		return w.usage, nil
+	}
 	opts.Evict = func(pod *corev1.Pod, msg string, grace int64) bool {
 		w.evicted = append(w.evicted, pod.Name+" "+resource.NewQuantity(grace, resource.DecimalSI).String()+" "+msg)
 		return true

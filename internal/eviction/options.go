@@ -38,9 +38,10 @@ type Options struct {
 	// that memory pressure is acted on at once rather than at the next
 	// poll. "" polls only.
 	PodsMemoryDir string
-	// Pods are the pods that may still run; Usage what each uses.
+	// Pods are the pods that may still run; Usage what each of them uses.
+	// A pass lists the pods once and measures them at most once.
 	Pods  func() []*corev1.Pod
-	Usage func(context.Context) (map[types.UID]PodUsage, error)
+	Usage func(context.Context, []*corev1.Pod) (map[types.UID]PodUsage, error)
 	// ReclaimDisk frees what the node itself holds on disk (unused
 	// images, dead containers) before a pod is evicted for disk; nil
 	// frees nothing.

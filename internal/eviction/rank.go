@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // The resources of the signals that are no resource of a pod's spec, as
@@ -84,19 +86,29 @@ func priority(p *corev1.Pod) int32 {
 	return *p.Spec.Priority
 }
 
-// requested is the pod's request of res: its app containers' requests
-// summed (restartable init containers, the sidecars, among them).
+// requested is the pod's request of res: its long-running containers'
+// requests summed.
 func requested(p *corev1.Pod, res corev1.ResourceName) int64 {
 	var sum int64
-	for _, c := range p.Spec.Containers {
+	for _, c := range longRunning(p) {
 		sum += c.Resources.Requests.Name(res, resource.BinarySI).Value()
 	}
-	for _, c := range p.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			sum += c.Resources.Requests.Name(res, resource.BinarySI).Value()
+	return sum
+}
+
+// longRunning are the containers that run beside each other once the pod
+// has started: its app containers and its sidecars.
+func longRunning(p *corev1.Pod) []*corev1.Container {
+	out := make([]*corev1.Container, 0, len(p.Spec.Containers))
+	for i := range p.Spec.InitContainers {
+		if c := &p.Spec.InitContainers[i]; podtypes.IsSidecar(c) {
+			out = append(out, c)
 		}
 	}
-	return sum
+	for i := range p.Spec.Containers {
+		out = append(out, &p.Spec.Containers[i])
+	}
+	return out
 }
 
 // message is the kubelet's eviction message: the resource the node was

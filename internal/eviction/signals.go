@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/nodeagent/nodeagent/internal/host"
 )
@@ -17,11 +16,9 @@ type Reading struct {
 	Available, Capacity int64
 }
 
-// Observation is one reading of every signal the node can measure, and
-// when it was taken.
+// Observation is one reading of every signal the node can measure.
 type Observation struct {
 	Signals map[string]Reading
-	At      time.Time
 }
 
 // Observer reads the signals: memory from the kernel's estimate of what
@@ -48,7 +45,7 @@ type Observer struct {
 
 // Observe reads every signal now.
 func (o Observer) Observe(ctx context.Context) (Observation, error) {
-	ob := Observation{Signals: map[string]Reading{}, At: time.Now()}
+	ob := Observation{Signals: map[string]Reading{}}
 	proc := o.Proc
 	if proc == "" {
 		proc = "/proc"

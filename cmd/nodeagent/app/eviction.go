@@ -99,14 +99,13 @@ func (o *Options) validateEviction() []error {
 
 // evictionParts are what the eviction manager watches and acts through.
 type evictionParts struct {
-	rt       *runtime.Runtime
-	cgroups  *cgroups.Manager
-	vols     *volumes.Manager
-	agent    *agent.Agent
-	imageGC  *imagegc.Manager
-	machine  node.Machine
-	reserved []corev1.ResourceList
-	reg      metrics.KubeRegistry
+	rt      *runtime.Runtime
+	cgroups *cgroups.Manager
+	vols    *volumes.Manager
+	agent   *agent.Agent
+	imageGC *imagegc.Manager
+	machine node.Machine
+	reg     metrics.KubeRegistry
 }
 
 // newEviction builds the eviction manager: the pods' memory is measured
@@ -117,13 +116,13 @@ func (o *Options) newEviction(p evictionParts, log logr.Logger) (*eviction.Manag
 	podsMemory := p.cgroups.PodsMemoryDir()
 	observer := eviction.Observer{
 		NodeDir: o.RootDir, ImageDirs: p.rt.ImageFilesystems,
-		PodsMemoryDir: podsMemory, PodsAllocatable: node.PodsMemory(p.machine, p.reserved),
+		PodsMemoryDir: podsMemory, PodsAllocatable: node.PodsMemory(p.machine, o.reserved()),
 	}
 	opts.Observe = observer.Observe
 	opts.PodsMemoryDir = podsMemory
 	opts.Pods = p.agent.Evictable
-	opts.Usage = func(ctx context.Context) (map[types.UID]eviction.PodUsage, error) {
-		return podUsage(ctx, p.rt, p.vols, p.agent.Evictable())
+	opts.Usage = func(ctx context.Context, pods []*corev1.Pod) (map[types.UID]eviction.PodUsage, error) {
+		return podUsage(ctx, p.rt, p.vols, pods)
 	}
 	opts.ReclaimDisk = func(ctx context.Context) error {
 		p.agent.RemoveDeadContainers(ctx)
@@ -166,7 +165,7 @@ func podUsage(ctx context.Context, rt *runtime.Runtime, vols *volumes.Manager, p
 			u.ContainerEphemeral[name] += dirSize(filepath.Join(logs, name))
 		}
 		for _, v := range pod.Spec.Volumes {
-			if v.EmptyDir == nil || v.EmptyDir.Medium == corev1.StorageMediumMemory {
+			if !eviction.DiskEmptyDir(v) {
 				continue
 			}
 			if used, err := vols.EmptyDirUsage(pod.UID, v.Name, math.MaxInt64); err == nil {

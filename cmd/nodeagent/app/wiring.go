@@ -80,7 +80,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err := sources.buildStatic(o, restored.Holders, ev, log); err != nil {
 		return err
 	}
-	evictions, err := o.newEviction(evictionParts{rt: rt, cgroups: cg, vols: vols, agent: ag, imageGC: imageGC, machine: machine, reserved: o.reserved(), reg: reg}, log)
+	evictions, err := o.newEviction(evictionParts{rt: rt, cgroups: cg, vols: vols, agent: ag, imageGC: imageGC, machine: machine, reg: reg}, log)
 	if err != nil {
 		return err
 	}
