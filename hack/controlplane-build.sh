@@ -4,11 +4,11 @@
 # outside the repository ($NODEAGENT_CACHE/bin/<name>-<version>):
 #   hack/controlplane-build.sh [NAME...]
 # NAME is one of kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubelet, etcd (the binaries of k8s.io/kubernetes/cmd and etcd), e2e.test
+# kubelet, kubectl, etcd (the binaries of k8s.io/kubernetes/cmd and etcd), e2e.test
 # (the upstream e2e suite, compiled with go test -c), agnhost and nonewprivs
 # (programs of the e2e suite's test images) and ginkgo (the CLI that runs the suite in
-# parallel). Without NAME: kube-apiserver, kube-controller-manager and etcd,
-# what the integration tests need. A binary already in the cache is reused,
+# parallel). Without NAME: kube-apiserver, kube-controller-manager, kubectl
+# and etcd, what the integration tests need. A binary already in the cache is reused,
 # so a warm call returns at once. Needs only Go and the module proxy.
 set -euo pipefail
 
@@ -173,6 +173,7 @@ kubernetes_bin() {
     kube-controller-manager) echo "$KUBE_CONTROLLER_MANAGER_BIN" ;;
     kube-scheduler) echo "$KUBE_SCHEDULER_BIN" ;;
     kubelet) echo "$KUBELET_BIN" ;;
+    kubectl) echo "$KUBECTL_BIN" ;;
     e2e.test) echo "$E2E_TEST_BIN" ;;
     agnhost) echo "$AGNHOST_BIN" ;;
     nonewprivs) echo "$NONEWPRIVS_BIN" ;;
@@ -197,7 +198,7 @@ build_etcd() {
 main() {
   local start names=("$@") name missing=()
   start="$(now)"
-  [[ ${#names[@]} -gt 0 ]] || names=(kube-apiserver kube-controller-manager etcd)
+  [[ ${#names[@]} -gt 0 ]] || names=(kube-apiserver kube-controller-manager kubectl etcd)
   for name in "${names[@]}"; do
     [[ -x "$(kubernetes_bin "$name")" ]] || missing+=("$name")
   done

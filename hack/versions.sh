@@ -20,6 +20,8 @@ KUBE_APISERVER_BIN="$NODEAGENT_CACHE/bin/kube-apiserver-$KUBERNETES_VERSION"
 KUBE_CONTROLLER_MANAGER_BIN="$NODEAGENT_CACHE/bin/kube-controller-manager-$KUBERNETES_VERSION"
 KUBE_SCHEDULER_BIN="$NODEAGENT_CACHE/bin/kube-scheduler-$KUBERNETES_VERSION"
 KUBELET_BIN="$NODEAGENT_CACHE/bin/kubelet-$KUBERNETES_VERSION"
+# kubectl, the client the node API tests drive as an operator would.
+KUBECTL_BIN="$NODEAGENT_CACHE/bin/kubectl-$KUBERNETES_VERSION"
 ETCD_BIN="$NODEAGENT_CACHE/bin/etcd-$ETCD_VERSION"
 # The upstream e2e suite (a test binary), agnhost and nonewprivs (programs
 # of its test images) and the ginkgo CLI that runs the suite in parallel
