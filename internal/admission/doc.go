@@ -65,8 +65,12 @@
 // # Pods from the apiserver
 //
 // AdmitAPIPod is the whole admission of a pod bound through the apiserver,
-// in the kubelet's order: Sysctls, then Admit, then HostPorts. Static pods
-// are checked only for their sysctls and their host ports.
+// in the kubelet's order: pressure, Sysctls, Admit, the node features the
+// pod needs against those the Node declares (features.go: the kubelet's
+// declared-features admission with component-helpers' framework,
+// PodFeatureUnsupported; nodeagent declares none of them), then
+// HostPorts. Static pods are checked only for their sysctls and their
+// host ports.
 //
 // # Left to others
 //

@@ -173,8 +173,10 @@ func (a *HostPorts) heldOf(src podtypes.Source) []*corev1.Pod {
 
 // AdmitAPIPod decides whether a pod bound to this node through the
 // apiserver may run, as the kubelet's admit handlers run, in order: the
-// node's pressure conditions (underPressure), its sysctls, then Admit against the node and the active pods, then its host
-// ports against their holders (ReasonNodePorts). It runs once, when the
+// node's pressure conditions (underPressure), its sysctls, then Admit
+// against the node and the active pods, then the node features it needs
+// against those the node declares (ReasonFeatureUnsupported), then its
+// host ports against their holders (ReasonNodePorts). It runs once, when the
 // pod first comes; a pod admitted holds its host ports, a pod refused is
 // not held back: it never runs.
 //
@@ -189,6 +191,9 @@ func AdmitAPIPod(pod *corev1.Pod, node *corev1.Node, active []*corev1.Pod, sysct
 	}
 	if res.Reason == "" {
 		res = Admit(pod, node, active)
+	}
+	if res.Reason == "" {
+		res = declaredFeatures(pod, node)
 	}
 	if res.Reason == "" {
 		if why, _ := ports.Admit(pod); why != "" {

@@ -386,6 +386,17 @@ func TestBinaryAPIPods(t *testing.T) {
 				p.Spec.NodeSelector = map[string]string{"example.com/pool": "gpu"}
 				return p
 			}()},
+			// A feature the Node does not declare (the kubelet's
+			// declared-features admission).
+			{"restartall", "PodFeatureUnsupported", func() *corev1.Pod {
+				c := shContainer("main", sleepForever)
+				c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+				c.RestartPolicyRules = []corev1.ContainerRestartRule{{
+					Action:    corev1.ContainerRestartRuleActionRestartAllContainers,
+					ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}},
+				}}
+				return h.apiPodSpec("restartall", c)
+			}()},
 		} {
 			created := h.createAPIPod(tc.pod)
 			failed := h.waitAPIPod(tc.pod.Name, "Failed", 30*time.Second, func(p *corev1.Pod) bool {
