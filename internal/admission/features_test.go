@@ -24,7 +24,9 @@ func TestAdmitAPIPodNeedsDeclaredFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	version := func(v string) func(*corev1.Node) { return func(n *corev1.Node) { n.Status.NodeInfo.KubeletVersion = v } }
+	version := func(v string) func(*corev1.Node) {
+		return func(n *corev1.Node) { n.Status.NodeInfo.KubeletVersion = v }
+	}
 	for _, tc := range []struct {
 		name    string
 		pod     *corev1.Pod
