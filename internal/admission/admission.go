@@ -39,11 +39,8 @@ func Admit(pod *corev1.Pod, node *corev1.Node, admitted []*corev1.Pod) Result {
 	if node == nil {
 		return Result{reasonInvalidNodeInfo, "the agent has no Node object to admit the pod against"}
 	}
-	if want, ok := pod.Labels[corev1.LabelOSStable]; ok && want != runtime.GOOS {
-		return Result{reasonOSLabel, fmt.Sprintf("Failed to admit pod as the `%s` label %q doesn't match the node's OS %q", corev1.LabelOSStable, want, runtime.GOOS)}
-	}
-	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != runtime.GOOS {
-		return Result{reasonOSField, fmt.Sprintf("Failed to admit pod as the OS field %q doesn't match the node's OS %q", pod.Spec.OS.Name, runtime.GOOS)}
+	if r := admitOS(pod); r.Reason != "" {
+		return r
 	}
 	if strictGroupsUnsupported(pod, node) {
 		return Result{reasonSupplementalGroups, fmt.Sprintf("SupplementalGroupsPolicy=%s is not supported in this node", corev1.SupplementalGroupsPolicyStrict)}
@@ -58,15 +55,49 @@ func Admit(pod *corev1.Pod, node *corev1.Node, admitted []*corev1.Pod) Result {
 			return r
 		}
 	}
-	// A selector that does not parse matches nothing, as in the kubelet.
-	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
-		return predicateFailed(reasonNodeAffinity, "node(s) didn't match Pod's node affinity/selector")
+	if r := admitNodeAffinity(pod, node); r.Reason != "" {
+		return r
 	}
 	if pod.Spec.NodeName != "" && pod.Spec.NodeName != node.Name {
 		return predicateFailed(reasonNodeName, "node(s) didn't match the requested node name")
 	}
 	if !podtypes.IsStaticPod(pod) && untoleratedNoExecute(pod, node) {
 		return predicateFailed(reasonTaint, "node(s) had taints that the pod didn't tolerate")
+	}
+	return Result{}
+}
+
+// AdmitStatic decides whether a static pod may run on node, whose labels
+// are the Node's when the agent knows it, else those the agent registers
+// it with: the checks of Admit that a static pod is subject to under the
+// kubelet (the OS, nodeSelector and required node affinity). A static pod
+// is critical, so no shortfall of resources refuses it, and NoExecute
+// taints do not apply to it; its nodeName is the agent's own.
+func AdmitStatic(pod *corev1.Pod, node *corev1.Node) Result {
+	if r := admitOS(pod); r.Reason != "" {
+		return r
+	}
+	return admitNodeAffinity(pod, node)
+}
+
+// admitOS refuses a pod whose kubernetes.io/os label or spec.os names
+// another OS than the agent's own, whatever the Node's label says.
+func admitOS(pod *corev1.Pod) Result {
+	if want, ok := pod.Labels[corev1.LabelOSStable]; ok && want != runtime.GOOS {
+		return Result{reasonOSLabel, fmt.Sprintf("Failed to admit pod as the `%s` label %q doesn't match the node's OS %q", corev1.LabelOSStable, want, runtime.GOOS)}
+	}
+	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != runtime.GOOS {
+		return Result{reasonOSField, fmt.Sprintf("Failed to admit pod as the OS field %q doesn't match the node's OS %q", pod.Spec.OS.Name, runtime.GOOS)}
+	}
+	return Result{}
+}
+
+// admitNodeAffinity refuses a pod whose nodeSelector or required node
+// affinity the node's labels do not match. A selector that does not parse
+// matches nothing, as in the kubelet.
+func admitNodeAffinity(pod *corev1.Pod, node *corev1.Node) Result {
+	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
+		return predicateFailed(reasonNodeAffinity, "node(s) didn't match Pod's node affinity/selector")
 	}
 	return Result{}
 }

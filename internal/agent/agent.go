@@ -134,6 +134,7 @@ func New(opts Options) (*Agent, error) {
 		objects: opts.Objects, objectChanges: newObjectChanges(), stops: a.stops,
 		apiAdmission: &apiAdmission{waiting: map[types.UID]*corev1.Pod{}},
 		sysctls:      opts.Sysctls,
+		nodeLabels:   opts.NodeLabels,
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
 		housekeeper: &housekeeper{
 			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,

@@ -83,7 +83,7 @@ func (e *testEnv) start() *testEnv {
 		Updates: updates, SourcesReady: ready, Checkpoint: e.checkpoint,
 		RelistInterval: 10 * time.Millisecond, HousekeepingInterval: housekeeping,
 		DueInterval: 10 * time.Millisecond, GCInterval: 30 * time.Millisecond,
-		Registry: e.registry, Sysctls: e.sysctls,
+		Registry: e.registry, Sysctls: e.sysctls, NodeLabels: map[string]string{"kubernetes.io/hostname": "node-1", "pool": "infra"},
 		Logger: testr.NewWithOptions(e.t, testr.Options{Verbosity: 2}),
 	})
 	if err != nil {

@@ -36,6 +36,7 @@ type syncLoop struct {
 	admission    *admission.HostPorts
 	apiAdmission *apiAdmission
 	sysctls      *admission.Sysctls
+	nodeLabels   map[string]string
 	// objects is nil in standalone mode.
 	objects       PodObjects
 	objectChanges *objectChanges

@@ -116,6 +116,11 @@ type Options struct {
 	// Sysctls admits the sysctls of every pod, static or not (default:
 	// the safe sysctls namespaced on every kernel, and nothing else).
 	Sysctls *admission.Sysctls
+	// NodeLabels are the labels the node registers with (node.Labels):
+	// a static pod's nodeSelector and required node affinity are matched
+	// against them while the Node is not known, as the kubelet matches
+	// them against its initial node.
+	NodeLabels map[string]string
 	// Registry receives the agent's metrics; nil registers none.
 	Registry metrics.KubeRegistry
 	Logger   logr.Logger

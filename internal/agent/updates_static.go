@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/timeline"
@@ -10,7 +13,7 @@ import (
 )
 
 // staticPods handles the pods of the file and HTTP sources. They are
-// admitted by their sysctls and host ports (a pod whose port another
+// admitted by their sysctls, OS and node selector, and host ports (a pod whose port another
 // holds is held back until readmit admits it), kept in the checkpoint,
 // and one that completed before a restart never runs again.
 type staticPods struct {
@@ -75,13 +78,19 @@ func (s *staticPods) reconcile(pod *corev1.Pod) {
 // not indexed and gets no worker; its status says why, and the local API
 // lists it. readmit admits it once its ports are free.
 //
-// A pod setting a sysctl the node does not allow is refused for good, as
-// an API pod is (see refuse): it ends Failed with reason SysctlForbidden,
-// as under the kubelet, until its manifest changes.
+// A pod setting a sysctl the node does not allow, or whose OS, node
+// selector or required node affinity the node does not match
+// (admission.AdmitStatic), is refused for good, as an API pod is (see
+// refuse): it ends Failed with the kubelet's reason (SysctlForbidden,
+// NodeAffinity, ...) until its manifest changes.
 func (s *staticPods) admit(pod *corev1.Pod) bool {
 	l := s.l
 	if _, known := l.pods.PodByUID(pod.UID); !known {
-		if res := l.sysctls.Admit(pod); res.Reason != "" {
+		res := l.sysctls.Admit(pod)
+		if res.Reason == "" {
+			res = admission.AdmitStatic(pod, l.nodeForStatic())
+		}
+		if res.Reason != "" {
 			l.refuse(pod, res, s.notices)
 			return false
 		}
@@ -96,4 +105,17 @@ func (s *staticPods) admit(pod *corev1.Pod) bool {
 	}
 	l.statuses.Set(pod, corev1.PodStatus{Phase: corev1.PodPending, Reason: admission.ReasonHostPortConflict, Message: why})
 	return false
+}
+
+// nodeForStatic is the node a static pod is admitted against: the Node
+// when connected mode knows it, else one with the labels the agent
+// registers it with, so that static pods are admitted alike while the
+// apiserver is away or in standalone mode.
+func (l *syncLoop) nodeForStatic() *corev1.Node {
+	if get := l.apiAdmission.node.Load(); get != nil {
+		if node, _ := (*get).Node(context.Background()); node != nil {
+			return node
+		}
+	}
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: l.nodeLabels}}
 }

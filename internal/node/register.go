@@ -13,15 +13,21 @@ import (
 	"github.com/nodeagent/nodeagent/internal/uidpatch"
 )
 
-// labels are the labels the agent sets on its Node: the ones every node
-// carries, then --node-labels.
+// labels are the labels the agent sets on its Node.
 func (n *Node) labels() map[string]string {
+	return Labels(n.opts.Name, n.opts.Machine, n.opts.Labels)
+}
+
+// Labels are the labels a node named name on machine m registers with:
+// the ones every node carries, then extra (--node-labels). Static pods'
+// node selectors are matched against them while the Node is not known.
+func Labels(name string, m Machine, extra map[string]string) map[string]string {
 	l := map[string]string{
-		corev1.LabelHostname:   n.opts.Name,
-		corev1.LabelOSStable:   n.opts.Machine.OperatingSystem,
-		corev1.LabelArchStable: n.opts.Machine.Architecture,
+		corev1.LabelHostname:   name,
+		corev1.LabelOSStable:   m.OperatingSystem,
+		corev1.LabelArchStable: m.Architecture,
 	}
-	maps.Copy(l, n.opts.Labels)
+	maps.Copy(l, extra)
 	return l
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
+	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 )
@@ -43,6 +44,7 @@ type agentParts struct {
 	store   checkpoint.Store // nil: none
 	events  *events          // nil: standalone mode
 	from    apiObjects
+	machine node.Machine
 	reg     metrics.KubeRegistry
 }
 
@@ -75,6 +77,7 @@ func (o *Options) newAgent(p agentParts, log logr.Logger) (*agent.Agent, error) 
 		RelistInterval:       o.RelistInterval,
 		HousekeepingInterval: o.HousekeepingInterval,
 		Sysctls:              sysctls,
+		NodeLabels:           node.Labels(o.NodeName, p.machine, o.NodeLabels),
 		Registry:             p.reg,
 		Logger:               log,
 		Clock:                clock.RealClock{},

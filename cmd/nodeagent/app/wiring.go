@@ -28,7 +28,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	// Read once: the runtime and the Node both need it.
+	// Read once: the runtime, the agent (the node's labels) and the Node need it.
 	machine, err := node.ReadMachine()
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if store != nil {
 		defer store.Close() // after the agent has ended: it writes on its way out
 	}
-	ag, err := o.newAgent(agentParts{rt: rt, vols: vols, sources: sources, store: store, events: ev, from: from, reg: reg}, log)
+	ag, err := o.newAgent(agentParts{rt: rt, vols: vols, sources: sources, store: store, events: ev, from: from, machine: machine, reg: reg}, log)
 	if err != nil {
 		return err
 	}
