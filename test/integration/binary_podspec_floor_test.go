@@ -135,3 +135,58 @@ func cloneJSON(b *testing.B, in, out any) {
 		b.Fatal(fmt.Errorf("copying a CRI config: %w", err))
 	}
 }
+
+// BenchmarkBinaryPodSpecFloorByField says where the runtime's time goes
+// for the every-field pod of BenchmarkBinaryPodSpec: its recorded calls
+// replayed whole, and with one group of fields taken out at a time
+// (seccomp, the mounts, the shared PID namespace, the sysctls, ...),
+// medians of 12, interleaved. The agent's own part is measured by
+// BenchmarkBinaryPodSpec (agent-added-ms); this one is the runtime's.
+//
+//	go test -run '^$' -bench BenchmarkBinaryPodSpecFloorByField -benchtime=1x ./...
+func BenchmarkBinaryPodSpecFloorByField(b *testing.B) {
+	h := newAgent(b)
+	port = 22000
+	h.writeManifest(everyFieldPod(h, "recorded", false))
+	if err := pollContainerRunning(h, h.podName("recorded"), "main", time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	recorded := recordedCalls(b, h, "recorded")
+	without := []struct {
+		name string
+		edit func(replayedCalls)
+	}{
+		{"all", func(replayedCalls) {}},
+		{"no-seccomp", func(r replayedCalls) {
+			r.container.Linux.SecurityContext.Seccomp = nil
+			r.sandbox.Linux.SecurityContext.Seccomp = nil
+		}},
+		{"no-mounts", func(r replayedCalls) { r.container.Mounts = nil }},
+		{"own-pid-namespace", func(r replayedCalls) {
+			r.sandbox.Linux.SecurityContext.NamespaceOptions.Pid = runtimeapi.NamespaceMode_CONTAINER
+			r.container.Linux.SecurityContext.NamespaceOptions.Pid = runtimeapi.NamespaceMode_CONTAINER
+		}},
+		{"no-sysctls", func(r replayedCalls) { r.sandbox.Linux.Sysctls = nil }},
+		{"no-resources", func(r replayedCalls) { r.container.Linux.Resources = nil; r.sandbox.Linux.Resources = nil }},
+		{"no-user", func(r replayedCalls) {
+			sc := r.container.Linux.SecurityContext
+			sc.RunAsUser, sc.RunAsGroup, sc.SupplementalGroups = nil, nil, nil
+		}},
+		{"no-capabilities", func(r replayedCalls) {
+			sc := r.container.Linux.SecurityContext
+			sc.Capabilities, sc.NoNewPrivs = nil, false
+		}},
+		{"no-env", func(r replayedCalls) { r.container.Envs = nil }},
+	}
+	took := map[string][]time.Duration{}
+	for i := range 12 {
+		for _, w := range without {
+			r := replayedCalls{sandbox: cloneSandboxConfig(b, recorded.sandbox), container: cloneContainerConfig(b, recorded.container)}
+			w.edit(r)
+			took[w.name] = append(took[w.name], r.replay(b, h, fmt.Sprintf("%s-%d", w.name, i)))
+		}
+	}
+	for _, w := range without {
+		b.ReportMetric(float64(median(took[w.name]).Microseconds())/1000, w.name+"-p50-ms")
+	}
+}
