@@ -23,8 +23,8 @@ type limits struct {
 
 // podLimits are the pod cgroup's limits, from the pod's totals: shares
 // from its CPU requests (2 for a BestEffort pod), a quota from its CPU
-// limits only when every container has one, a memory limit only when
-// every container has one.
+// limits only when every container has one or the pod has one of its
+// own, a memory limit likewise.
 func podLimits(pod *corev1.Pod) limits {
 	class := podtypes.QOSClass(pod)
 	if class == corev1.PodQOSBestEffort {
@@ -38,6 +38,10 @@ func podLimits(pod *corev1.Pod) limits {
 			allMemory = allMemory && !cs[i].Resources.Limits.Memory().IsZero()
 		}
 	}
+	if podtypes.HasPodLevelResources(pod) {
+		allCPU = allCPU || !pod.Spec.Resources.Limits.Cpu().IsZero()
+		allMemory = allMemory || !pod.Spec.Resources.Limits.Memory().IsZero()
+	}
 	if class == corev1.PodQOSGuaranteed || allCPU {
 		l.quota = milliCPUToQuota(podTotal(pod, corev1.ResourceCPU, limitsOf).milliValue())
 	}
@@ -47,28 +51,37 @@ func podLimits(pod *corev1.Pod) limits {
 	return l
 }
 
-func requests(c *corev1.Container) corev1.ResourceList { return c.Resources.Requests }
-func limitsOf(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits }
+// requests and limitsOf pick one side of a pod's or container's resources.
+func requests(r *corev1.ResourceRequirements) corev1.ResourceList { return r.Requests }
+func limitsOf(r *corev1.ResourceRequirements) corev1.ResourceList { return r.Limits }
 
-// podTotal is what the pod needs of a resource at its peak: the app
+// podTotal is what the pod needs of a resource at its peak: its own
+// pod-level amount when it sets one (PodLevelResources), else the app
 // containers and sidecars together, or an init container together with
 // the sidecars started before it, whichever is more; plus the pod's
 // overhead.
-func podTotal(pod *corev1.Pod, res corev1.ResourceName, of func(*corev1.Container) corev1.ResourceList) *resourceSum {
+func podTotal(pod *corev1.Pod, res corev1.ResourceName, of func(*corev1.ResourceRequirements) corev1.ResourceList) *resourceSum {
+	if podtypes.HasPodLevelResources(pod) {
+		if q, ok := of(pod.Spec.Resources)[res]; ok {
+			total := resourceSum{milli: q.MilliValue()}
+			total.add(pod.Spec.Overhead, res)
+			return &total
+		}
+	}
 	var running, sidecars, initPeak resourceSum
 	for i := range pod.Spec.Containers {
-		running.add(of(&pod.Spec.Containers[i]), res)
+		running.add(of(&pod.Spec.Containers[i].Resources), res)
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		if podtypes.IsSidecar(c) {
-			running.add(of(c), res)
-			sidecars.add(of(c), res)
+			running.add(of(&c.Resources), res)
+			sidecars.add(of(&c.Resources), res)
 			initPeak.atLeast(sidecars)
 			continue
 		}
 		during := sidecars
-		during.add(of(c), res)
+		during.add(of(&c.Resources), res)
 		initPeak.atLeast(during)
 	}
 	running.atLeast(initPeak)

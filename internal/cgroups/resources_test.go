@@ -23,6 +23,13 @@ func ctr(name, reqCPU, reqMem, limCPU, limMem string) corev1.Container {
 	return corev1.Container{Name: name, Resources: corev1.ResourceRequirements{Requests: rl(reqCPU, reqMem), Limits: rl(limCPU, limMem)}}
 }
 
+// podLevel is pod-level resources given as cpu, memory pairs; "" leaves
+// a value out.
+func podLevel(reqCPU, reqMem, limCPU, limMem string) *corev1.ResourceRequirements {
+	r := ctr("", reqCPU, reqMem, limCPU, limMem).Resources
+	return &r
+}
+
 func sidecar(c corev1.Container) corev1.Container {
 	always := corev1.ContainerRestartPolicyAlways
 	c.RestartPolicy = &always
@@ -83,6 +90,25 @@ func TestPodLimits(t *testing.T) {
 		spec: corev1.PodSpec{
 			Overhead:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("8Mi")},
 			Containers: []corev1.Container{ctr("a", "500m", "64Mi", "500m", "64Mi")}},
+		want: limits{shares: 614, quota: 60000, memory: 72 << 20},
+	}, {
+		name: "pod-level resources replace the containers' sums (Guaranteed at the pod level)",
+		spec: corev1.PodSpec{
+			Resources:  podLevel("1", "256Mi", "1", "256Mi"),
+			Containers: []corev1.Container{ctr("a", "", "", "", ""), ctr("b", "100m", "16Mi", "", "")}},
+		want: limits{shares: 1024, quota: 100000, memory: 256 << 20},
+	}, {
+		name: "a pod-level memory limit limits the pod whose containers set none",
+		spec: corev1.PodSpec{
+			Resources:  podLevel("", "", "", "128Mi"),
+			Containers: []corev1.Container{ctr("a", "200m", "16Mi", "", "")}},
+		want: limits{shares: 204, memory: 128 << 20},
+	}, {
+		name: "pod-level resources and the overhead on top",
+		spec: corev1.PodSpec{
+			Overhead:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("8Mi")},
+			Resources:  podLevel("500m", "64Mi", "500m", "64Mi"),
+			Containers: []corev1.Container{ctr("a", "", "", "", "")}},
 		want: limits{shares: 614, quota: 60000, memory: 72 << 20},
 	}, {
 		name: "a tiny CPU limit gets the smallest quota",

@@ -95,6 +95,22 @@ func TestResourceValue(t *testing.T) {
 			t.Errorf("%s %s /%s = %q, %v; want %q", tc.container, tc.res, tc.divisor, got, err, tc.want)
 		}
 	}
+	// A limit the container does not set is the pod's own when the pod
+	// sets one (pod-level resources), before the node's allocatable;
+	// ephemeral-storage is not a pod-level resource.
+	withPodLevel := testPod()
+	withPodLevel.Spec.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourceEphemeralStorage: resource.MustParse("1Gi")}}
+	for _, tc := range []struct{ container, res, want string }{
+		{"bare", "limits.cpu", "3"},
+		{"bare", "limits.memory", "1073741824"},
+		{"bare", "limits.ephemeral-storage", "107374182400"}, // allocatable
+		{"app", "limits.cpu", "2"},                           // its own
+	} {
+		if got, err := ResourceValue(withPodLevel, tc.container, &corev1.ResourceFieldSelector{Resource: tc.res}, alloc); err != nil || got != tc.want {
+			t.Errorf("pod-level: %s %s = %q, %v; want %q", tc.container, tc.res, got, err, tc.want)
+		}
+	}
 	// containerName wins over the container asking.
 	if got, err := ResourceValue(testPod(), "bare", &corev1.ResourceFieldSelector{ContainerName: "app", Resource: "requests.memory", Divisor: resource.MustParse("1Mi")}, nil); err != nil || got != "32" {
 		t.Errorf("containerName app = %q, %v; want 32", got, err)

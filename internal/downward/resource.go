@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
 // Allocatable returns the node's allocatable resources, which stand for a
@@ -19,8 +21,9 @@ type Allocatable func() (corev1.ResourceList, error)
 // limits.cpu, limits.memory, limits.ephemeral-storage and the same
 // requests, divided by ref.Divisor (default 1) and rounded up, as the
 // kubelet does; cpu in millicores before the division. A limit the
-// container does not set is the node's allocatable, from allocatable; a
-// request it does not set is 0.
+// container does not set is the pod's own (pod-level resources), else
+// the node's allocatable, from allocatable; a request it does not set
+// is 0.
 func ResourceValue(pod *corev1.Pod, container string, ref *corev1.ResourceFieldSelector, allocatable Allocatable) (string, error) {
 	if ref.ContainerName != "" {
 		container = ref.ContainerName
@@ -47,6 +50,9 @@ func ResourceValue(pod *corev1.Pod, container string, ref *corev1.ResourceFieldS
 	if limit {
 		var ok bool
 		if q, ok = c.Resources.Limits[name]; !ok {
+			q, ok = podLevelLimit(pod, name)
+		}
+		if !ok {
 			if allocatable == nil {
 				return "", fmt.Errorf("resourceFieldRef %s of container %q: no limit set, and the node's allocatable is unknown", ref.Resource, container)
 			}
@@ -71,6 +77,16 @@ func ResourceValue(pod *corev1.Pod, container string, ref *corev1.ResourceFieldS
 		return "", fmt.Errorf("resourceFieldRef %s of container %q: divisor %s: %w", ref.Resource, container, divisor.String(), errBadDivisor)
 	}
 	return strconv.FormatInt(int64(math.Ceil(n/d)), 10), nil
+}
+
+// podLevelLimit is the pod's own limit of name, which stands for a limit
+// its container does not set when the pod sets one (PodLevelResources).
+func podLevelLimit(pod *corev1.Pod, name corev1.ResourceName) (resource.Quantity, bool) {
+	if pod.Spec.Resources == nil || !podtypes.IsPodLevelResource(name) {
+		return resource.Quantity{}, false
+	}
+	q, ok := pod.Spec.Resources.Limits[name]
+	return q, ok && !q.IsZero()
 }
 
 var errBadDivisor = errors.New("must be positive")

@@ -51,6 +51,25 @@ func TestQOSClass(t *testing.T) {
 			t.Errorf("QOSClass = %s, want Burstable", got)
 		}
 	})
+	t.Run("pod-level resources decide when set", func(t *testing.T) {
+		for _, tc := range []struct {
+			name      string
+			pod       corev1.ResourceRequirements
+			container corev1.ResourceRequirements
+			want      corev1.PodQOSClass
+		}{
+			{"pod-level requests equal limits, containers set nothing", corev1.ResourceRequirements{Requests: rl("1", "1Gi"), Limits: rl("1", "1Gi")}, corev1.ResourceRequirements{}, corev1.PodQOSGuaranteed},
+			{"pod-level limits only (not defaulted here)", corev1.ResourceRequirements{Limits: rl("1", "1Gi")}, corev1.ResourceRequirements{}, corev1.PodQOSBurstable},
+			{"pod-level cpu only, containers Guaranteed", corev1.ResourceRequirements{Requests: rl("1", ""), Limits: rl("1", "")}, corev1.ResourceRequirements{Limits: rl("1", "1Gi")}, corev1.PodQOSBurstable},
+			{"pod-level hugepages only", corev1.ResourceRequirements{Limits: corev1.ResourceList{"hugepages-2Mi": resource.MustParse("2Mi")}}, corev1.ResourceRequirements{Limits: rl("1", "1Gi")}, corev1.PodQOSBestEffort},
+			{"pod-level resources of no kind managed there", corev1.ResourceRequirements{Limits: corev1.ResourceList{"example.com/gpu": resource.MustParse("1")}}, corev1.ResourceRequirements{Limits: rl("1", "1Gi")}, corev1.PodQOSGuaranteed},
+		} {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{Resources: &tc.pod, Containers: []corev1.Container{{Name: "c", Resources: tc.container}}}}
+			if got := QOSClass(pod); got != tc.want {
+				t.Errorf("%s: QOSClass = %s, want %s", tc.name, got, tc.want)
+			}
+		}
+	})
 	t.Run("the admitted class wins", func(t *testing.T) {
 		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}}
 		pod.Status.QOSClass = corev1.PodQOSBurstable
