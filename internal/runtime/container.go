@@ -112,10 +112,11 @@ func (r *Runtime) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 			return nil, err
 		}
 		config.Mounts = append(config.Mounts, &runtimeapi.Mount{
-			ContainerPath: m.ContainerPath,
-			HostPath:      m.HostPath,
-			Readonly:      m.ReadOnly,
-			Propagation:   p,
+			ContainerPath:  m.ContainerPath,
+			HostPath:       m.HostPath,
+			Readonly:       m.ReadOnly,
+			Propagation:    p,
+			SelinuxRelabel: m.SELinuxRelabel && r.opts.SELinuxEnabled,
 		})
 	}
 	return config, nil

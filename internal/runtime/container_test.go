@@ -109,3 +109,29 @@ func TestMountPropagation(t *testing.T) {
 		}
 	}
 }
+
+// On a node that runs SELinux, the mounts the volumes marked for it are
+// relabelled by the runtime; elsewhere none is, as the kubelet asks only
+// where SELinux is enabled.
+func TestSELinuxRelabel(t *testing.T) {
+	for _, enabled := range []bool{false, true} {
+		w := newWorld(t)
+		w.rt.opts.SELinuxEnabled = enabled
+		pod := newPod()
+		mounts := ContainerMounts{pod.Spec.Containers[0].Name: {
+			{ContainerPath: "/data", HostPath: "/var/lib/x/data", SELinuxRelabel: true},
+			{ContainerPath: "/host", HostPath: "/srv"},
+		}}
+		if _, err := w.sync(pod, mounts); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, m := range w.lastContainerConfig().Mounts {
+			got[m.ContainerPath] = m.SelinuxRelabel
+		}
+		want := map[string]bool{"/data": enabled, "/host": false}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("SELinux enabled %v: relabel by mount (-want +got):\n%s", enabled, diff)
+		}
+	}
+}

@@ -153,7 +153,7 @@ func (r *Runtime) hostsMount(pod *corev1.Pod, ips []string) (*Mount, error) {
 	if err := writeInPlace(path, content); err != nil {
 		return nil, fmt.Errorf("%w: hosts file: %w", ErrCreateContainer, err)
 	}
-	return &Mount{ContainerPath: etcHosts, HostPath: path}, nil
+	return &Mount{ContainerPath: etcHosts, HostPath: path, SELinuxRelabel: true}, nil
 }
 
 // writeInPlace makes the regular file at path hold content, mode 0644,

@@ -48,6 +48,11 @@ type Options struct {
 	// adjustment; zero counts every request as nothing (score 999).
 	MemoryCapacity int64
 
+	// SELinuxEnabled says the node runs SELinux: the mounts the agent made
+	// (Mount.SELinuxRelabel, /etc/hosts, the termination message file)
+	// are relabelled for the container by the runtime.
+	SELinuxEnabled bool
+
 	// SeccompProfileRoot holds the Localhost seccomp profiles that pods
 	// name relative to it (default /var/lib/nodeagent/seccomp).
 	SeccompProfileRoot string

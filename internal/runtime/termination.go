@@ -60,7 +60,7 @@ func (r *Runtime) terminationMessageMount(pod *corev1.Pod, c *corev1.Container) 
 		if err != nil {
 			return nil, fmt.Errorf("%w: termination message file: %w", ErrCreateContainer, err)
 		}
-		return &Mount{ContainerPath: c.TerminationMessagePath, HostPath: path}, nil
+		return &Mount{ContainerPath: c.TerminationMessagePath, HostPath: path, SELinuxRelabel: true}, nil
 	}
 	return nil, fmt.Errorf("%w: termination message file: no free name in %s", ErrCreateContainer, dir)
 }

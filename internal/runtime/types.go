@@ -170,6 +170,11 @@ type Mount struct {
 	ReadOnly      bool
 	// Propagation is the volumeMount's mountPropagation; empty: None.
 	Propagation corev1.MountPropagationMode
+	// SELinuxRelabel asks the runtime to relabel the host path for the
+	// container, on a node that runs SELinux (Options.SELinuxEnabled): a
+	// volume the agent made, at its first mount in the pod, as the kubelet
+	// relabels them; never a hostPath.
+	SELinuxRelabel bool
 }
 
 // ContainerMounts maps a container's name (init or app container) to the

@@ -85,9 +85,10 @@ func (m *Manager) Setup(ctx context.Context, pod *corev1.Pod) (runtime.Container
 		return nil, err
 	}
 	paths := make(map[string]string, len(pod.Spec.Volumes))
-	apiData := map[string]bool{}
+	apiData, hostPaths := map[string]bool{}, map[string]bool{}
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
+		hostPaths[v.Name] = v.HostPath != nil
 		var path string
 		var err error
 		if kind := apiDataKind(v); kind != "" {
@@ -113,12 +114,19 @@ func (m *Manager) Setup(ctx context.Context, pod *corev1.Pod) (runtime.Container
 			sub.close()
 		}
 	}()
+	// The volumes the agent made (all but hostPaths) are relabelled for
+	// SELinux at their first mount in the pod, as the kubelet relabels
+	// them once.
+	labelled := map[string]bool{}
 	for _, c := range podtypes.Containers(&pod.Spec) {
 		for j, vm := range c.VolumeMounts {
 			mount, err := resolveMount(paths, vm)
 			if apiData[vm.Name] {
 				// The agent's own writes only, as the kubelet mounts them.
 				mount.ReadOnly = true
+			}
+			if !hostPaths[vm.Name] && !labelled[vm.Name] {
+				mount.SELinuxRelabel, labelled[vm.Name] = true, true
 			}
 			if err == nil && vm.SubPath != "" {
 				if sub == nil {

@@ -60,8 +60,10 @@ func TestSetupMounts(t *testing.T) {
 		t.Fatalf("Setup: %v", err)
 	}
 	scratch := filepath.Join(root, "state", "pods", "u1", "volumes", "kubernetes.io~empty-dir", "scratch")
+	// The emptyDir is relabelled for SELinux at its first mount in the
+	// pod (the init container's), the hostPath never.
 	want := runtime.ContainerMounts{
-		"init": {{ContainerPath: "/out", HostPath: scratch}},
+		"init": {{ContainerPath: "/out", HostPath: scratch, SELinuxRelabel: true}},
 		"app": {
 			{ContainerPath: "/scratch", HostPath: scratch},
 			{ContainerPath: "/etc/app", HostPath: filepath.Join(root, "state", "pods", "u1", "volume-subpaths", "etc", "app", "1"), ReadOnly: true},

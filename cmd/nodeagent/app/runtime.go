@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/nodeagent/nodeagent/internal/cgroups"
+	"github.com/nodeagent/nodeagent/internal/host"
 	"github.com/nodeagent/nodeagent/internal/images"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
@@ -47,11 +48,13 @@ func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiO
 		NodeDockerConfigPaths: images.NodeDockerConfigPaths(o.RootDir),
 		// Localhost seccomp profiles, where the kubelet keeps them.
 		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
-		HostIPs:            nodeIPs(o.NodeIP),
-		ClusterDNS:         o.ClusterDNS,
-		ClusterDomain:      o.ClusterDomain,
-		ResolvConf:         o.ResolvConf,
-		Logger:             log,
+		// Volumes relabelled for their containers where SELinux runs.
+		SELinuxEnabled: host.SELinuxEnabled(),
+		HostIPs:        nodeIPs(o.NodeIP),
+		ClusterDNS:     o.ClusterDNS,
+		ClusterDomain:  o.ClusterDomain,
+		ResolvConf:     o.ResolvConf,
+		Logger:         log,
 	}
 	// Never a nil pointer in an interface: standalone, they stay nil.
 	if from.objects != nil {
