@@ -19,6 +19,14 @@ import (
 type AuthConfig struct {
 	Username string
 	Password string
+	// Secret is the pod's pull secret the credentials come from; nil for
+	// the node's own.
+	Secret *SecretRef
+}
+
+// SecretRef names a pull secret.
+type SecretRef struct {
+	Namespace, Name, UID string
 }
 
 // Keyring maps registry locations ("host[:port][/path]", the host possibly
@@ -61,7 +69,7 @@ func KeyringFromSecrets(secrets []*corev1.Secret) (*Keyring, error) {
 		default:
 			continue
 		}
-		if err := kr.add(entries); err != nil {
+		if err := kr.add(entries, &SecretRef{Namespace: s.Namespace, Name: s.Name, UID: string(s.UID)}); err != nil {
 			return nil, fmt.Errorf("secret %s/%s: %w", s.Namespace, s.Name, err)
 		}
 	}
@@ -71,8 +79,9 @@ func KeyringFromSecrets(secrets []*corev1.Secret) (*Keyring, error) {
 // add files each entry under its location: the host and path of the
 // entry's key, a scheme and a /v1/ or /v2/ API prefix dropped (a docker
 // config may name "https://index.docker.io/v1/"). Within a location,
-// credentials keep the order they were added in.
-func (k *Keyring) add(entries map[string]dockerEntry) error {
+// credentials keep the order they were added in. from is the pull secret
+// they come from; nil for the node's own.
+func (k *Keyring) add(entries map[string]dockerEntry, from *SecretRef) error {
 	if k.creds == nil {
 		k.creds = map[string][]AuthConfig{}
 	}
@@ -84,6 +93,7 @@ func (k *Keyring) add(entries map[string]dockerEntry) error {
 		if err != nil {
 			return fmt.Errorf("entry %q: %w", loc, err)
 		}
+		auth.Secret = from
 		key, ok := locationKey(loc)
 		if !ok {
 			continue // the kubelet ignores an entry it cannot parse, too

@@ -98,7 +98,9 @@ func TestKeyringFromSecretsErrors(t *testing.T) {
 	}
 	// Unpadded auth, as some tools write it.
 	kr, err = KeyringFromSecrets([]*corev1.Secret{dockercfg("raw", `{"r.example.com": {"auth": "`+base64.RawStdEncoding.EncodeToString([]byte("u:p1"))+`"}}`)})
-	if err != nil || cmp.Diff([]AuthConfig{{Username: "u", Password: "p1"}}, kr.Lookup("r.example.com/x")) != "" {
+	// The credentials name the secret they come from.
+	want := []AuthConfig{{Username: "u", Password: "p1", Secret: &SecretRef{Namespace: "ns", Name: "raw"}}}
+	if err != nil || cmp.Diff(want, kr.Lookup("r.example.com/x")) != "" {
 		t.Errorf("unpadded auth: %v, %v", kr.Lookup("r.example.com/x"), err)
 	}
 }

@@ -58,7 +58,7 @@ func KeyringFromFiles(paths []string) (*Keyring, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		if err := kr.add(entries); err != nil {
+		if err := kr.add(entries, nil); err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		return kr, nil

@@ -31,6 +31,10 @@ type ImagePull struct {
 // default of its reference. With Options.ImagePullAlwaysIfAbsent, Always
 // acts as IfNotPresent (offline-first nodes).
 //
+// A present image that the agent pulled with a pod's secret is used only
+// by pods that hold the same credentials (or secret); others pull it
+// themselves (Options.PullRecords).
+//
 // Pulls use the credentials of the pod's imagePullSecrets, then the
 // node's, that match the image's repository, each in turn until one pull
 // succeeds; a failed pull backs off, per pod and image. Pulls wait their
@@ -58,8 +62,14 @@ func (r *Runtime) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 			return nil, info, &ImageError{Reason: ErrImagePull, Image: c.Image, Err: err,
 				Message: fmt.Sprintf("Failed to inspect image %q: %v", c.Image, err)}
 		}
-		if found := resp.GetImage(); found.GetId() != "" {
+		found := resp.GetImage()
+		switch {
+		case found.GetId() != "" && !r.mustVerifyPull(ctx, pod, ref, found.GetId()):
 			return found, info, nil
+		case found.GetId() != "":
+			// Present, but pulled with credentials the pod is not known
+			// to hold: it pulls it itself, and the registry decides.
+			r.log.V(1).Info("image present, but the pod must show its right to it: pulling", "image", ref.Image, "pod", pod.Namespace+"/"+pod.Name)
 		}
 		if policy == corev1.PullNever {
 			return nil, info, &ImageError{Reason: ErrImageNeverPull, Image: c.Image,
@@ -83,7 +93,19 @@ func (r *Runtime) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 	r.log.V(1).Info("pulling image", "image", ref.Image, "credentials", len(auths), "policy", policy)
 	start := r.clock.Now()
 	imageRef, err := r.pulls.pull(ctx, pullKey(ref.Image, auths), func(ctx context.Context) (string, error) {
-		return r.pull(ctx, spec, auths, sandbox)
+		records := r.opts.PullRecords
+		if records == nil {
+			id, _, err := r.pull(ctx, spec, auths, sandbox)
+			return id, err
+		}
+		defer records.Pulling(ref.Image)()
+		id, used, err := r.pull(ctx, spec, auths, sandbox)
+		if err == nil {
+			if err := records.Pulled(ref.Repository, id, used); err != nil {
+				r.log.Error(err, "Recording the credentials of an image pull", "image", ref.Image)
+			}
+		}
+		return id, err
 	})
 	if err != nil {
 		r.pullBackoff.failed(key, err.Error())
@@ -105,20 +127,42 @@ func (r *Runtime) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 }
 
 // pull pulls with each set of credentials in turn until one succeeds;
-// without any, anonymously.
-func (r *Runtime) pull(ctx context.Context, spec *runtimeapi.ImageSpec, auths []images.AuthConfig, sandbox *runtimeapi.PodSandboxConfig) (string, error) {
+// without any, anonymously. It returns the image's reference and the
+// credentials that pulled it (nil: none).
+func (r *Runtime) pull(ctx context.Context, spec *runtimeapi.ImageSpec, auths []images.AuthConfig, sandbox *runtimeapi.PodSandboxConfig) (string, *images.AuthConfig, error) {
 	if len(auths) == 0 {
-		return r.img.PullImage(ctx, spec, nil, sandbox)
+		ref, err := r.img.PullImage(ctx, spec, nil, sandbox)
+		return ref, nil, err
 	}
 	var errs []error
-	for _, a := range auths {
+	for i, a := range auths {
 		ref, err := r.img.PullImage(ctx, spec, &runtimeapi.AuthConfig{Username: a.Username, Password: a.Password}, sandbox)
 		if err == nil {
-			return ref, nil
+			return ref, &auths[i], nil
 		}
 		errs = append(errs, err)
 	}
-	return "", errors.Join(errs...)
+	return "", nil, errors.Join(errs...)
+}
+
+// mustVerifyPull reports whether the pod must pull a present image itself
+// (Options.PullRecords: the kubelet's ensure-secret-pulled-images rule):
+// the agent pulled it with credentials the pod's pull secrets do not
+// hold. A pod's secrets that cannot be read count as none.
+func (r *Runtime) mustVerifyPull(ctx context.Context, pod *corev1.Pod, ref images.Reference, imageID string) bool {
+	records := r.opts.PullRecords
+	if records == nil {
+		return false
+	}
+	var held []images.SecretCredential
+	if auths, err := r.pullCredentials(ctx, pod, ref.Repository); err == nil {
+		for _, a := range auths {
+			if a.Secret != nil {
+				held = append(held, images.SecretCredential{Namespace: a.Secret.Namespace, Name: a.Secret.Name, UID: a.Secret.UID, Hash: images.HashCredentials(a)})
+			}
+		}
+	}
+	return records.MustPull(ref.Image, ref.Repository, imageID, held)
 }
 
 // pullCredentials are the credentials for repository: those of the pod's

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/downward"
+	"github.com/nodeagent/nodeagent/internal/images"
 )
 
 // Options configure a Runtime. Only Endpoint is required.
@@ -69,6 +70,12 @@ type Options struct {
 	// may be (images.NodeDockerConfigPaths); the first file that exists
 	// is read at each pull. Empty: none.
 	NodeDockerConfigPaths []string
+
+	// PullRecords remembers which credentials pulled each image, so that
+	// a pod may use a present image only with the right to it (the
+	// kubelet's ensure-secret-pulled-images rule, under its verification
+	// policy); nil: every present image is every pod's.
+	PullRecords *images.PullRecords
 
 	// ImagePullAlwaysIfAbsent makes pull policy Always act as
 	// IfNotPresent: a present image is used as it is, without asking the

@@ -17,6 +17,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/configfile"
+	"github.com/nodeagent/nodeagent/internal/images"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/podobjects"
@@ -109,7 +110,7 @@ func NewOptions() *Options {
 		RootDir:                   configfile.DefaultRootDir,
 		PodLogDir:                 configfile.DefaultPodLogDir,
 		ContainerLogs:             defaultContainerLogs(),
-		ImagePulls:                ImagePulls{Serialize: true},
+		ImagePulls:                ImagePulls{Serialize: true, VerifyPolicy: string(images.NeverVerifyPreloadedImages)},
 		ImageGC:                   defaultImageGC(),
 		Eviction:                  defaultEviction(),
 		CgroupRoot:                "/nodeagent",

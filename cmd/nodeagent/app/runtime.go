@@ -34,6 +34,10 @@ func (o *Options) newCgroups(log logr.Logger) (*cgroups.Manager, error) {
 // so it is checked first. The machine's memory sets the OOM score
 // adjustment of Burstable containers.
 func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiObjects, machine node.Machine, log logr.Logger) (*runtime.Runtime, error) {
+	records, err := o.pullRecords()
+	if err != nil {
+		return nil, err
+	}
 	opts := runtime.Options{
 		Endpoint:       o.CRIEndpoint,
 		RequestTimeout: o.RuntimeRequestTimeout,
@@ -44,6 +48,8 @@ func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiO
 		// Always pulls at each start unless the node runs offline-first.
 		ImagePullAlwaysIfAbsent: o.ImagePullAlwaysIfAbsent,
 		MaxParallelImagePulls:   o.ImagePulls.parallelPulls(),
+		// Who may use a present image that the agent pulled.
+		PullRecords: records,
 		// The node's registry credentials, where the kubelet looks.
 		NodeDockerConfigPaths: images.NodeDockerConfigPaths(o.RootDir),
 		// Localhost seccomp profiles, where the kubelet keeps them.
