@@ -14,4 +14,9 @@
 //	for _, auth := range kr.Lookup("registry.example.com/team/app") {
 //		// try a pull with auth; the first that succeeds wins
 //	}
+//
+// PullRecords (pullrecords.go) remembers which credentials pulled each
+// image, so that a pod uses a present image only with the right to it,
+// as the kubelet's ensure-secret-pulled-images rule decides under its
+// verification policy (VerifyPolicy).
 package images
