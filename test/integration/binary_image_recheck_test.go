@@ -26,13 +26,7 @@ func TestBinaryImagePullSecretRecheck(t *testing.T) {
 	createPullSecret(t, "recheck-cred-copy", env.Registry.User, env.Registry.Password)
 
 	ifNotPresent := func(name string, secrets ...string) *corev1.Pod {
-		c := shContainer("main", sleepForever)
-		c.Image, c.ImagePullPolicy = image, corev1.PullIfNotPresent
-		pod := h.apiPodSpec(name, c)
-		for _, s := range secrets {
-			pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
-		}
-		return pod
+		return h.imagePod(name, image, corev1.PullIfNotPresent, secrets...)
 	}
 	manifestPulls := func() int {
 		t.Helper()

@@ -49,6 +49,18 @@ func removeImage(t *testing.T, image string) {
 	t.Cleanup(rm)
 }
 
+// imagePod is an API pod whose one container runs image with policy,
+// pulled with the named pull secrets.
+func (h *agentHarness) imagePod(name, image string, policy corev1.PullPolicy, secrets ...string) *corev1.Pod {
+	c := shContainer("main", sleepForever)
+	c.Image, c.ImagePullPolicy = image, policy
+	pod := h.apiPodSpec(name, c)
+	for _, s := range secrets {
+		pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
+	}
+	return pod
+}
+
 // waitingReason: the pod's container waits with reason.
 func waitingReason(reason string) func(*corev1.Pod) bool {
 	return func(p *corev1.Pod) bool {
@@ -96,16 +108,10 @@ func TestBinaryImagePullSecrets(t *testing.T) {
 	createPullSecret(t, "regcred", env.Registry.User, env.Registry.Password)
 	createPullSecret(t, "regcred-wrong", env.Registry.User, "not-the-password")
 
+	// Always: each pod's pull must reach the registry, whoever pulled
+	// the image before.
 	private := func(name string, secrets ...string) *corev1.Pod {
-		c := shContainer("main", sleepForever)
-		// Always: each pod's pull must reach the registry, whoever pulled
-		// the image before.
-		c.Image, c.ImagePullPolicy = image, corev1.PullAlways
-		pod := h.apiPodSpec(name, c)
-		for _, s := range secrets {
-			pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
-		}
-		return pod
+		return h.imagePod(name, image, corev1.PullAlways, secrets...)
 	}
 	for _, tc := range []struct {
 		name    string
