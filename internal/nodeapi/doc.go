@@ -21,6 +21,7 @@
 //	/attach/{ns}/{pod}[/{uid}]/{container}     the main process's streams, likewise
 //	/portForward/{ns}/{pod}[/{uid}]            connections into the pod's network namespace
 //	/run/{ns}/{pod}[/{uid}]/{container}        a command's output (POST, ?cmd=)
+//	/logs/[{path}]                             the node's system logs (Options.SystemLogDir, /var/log), nodes/log
 //
 // A pod is named by namespace and name: a pod from the apiserver by its
 // own, a static pod by its full name, which is its mirror pod's. Streams

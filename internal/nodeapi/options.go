@@ -70,6 +70,11 @@ type Options struct {
 	// RunTimeout bounds a command run through /run; default 1 minute.
 	RunTimeout time.Duration
 
+	// SystemLogDir is the directory /logs/ serves, as the kubelet's
+	// system log handler serves /var/log; empty: /logs/ answers that it
+	// is disabled.
+	SystemLogDir string
+
 	Logger logr.Logger
 }
 

@@ -98,6 +98,8 @@ func (s *Server) routes() http.Handler {
 	}
 	mux.HandleFunc("POST /run/{namespace}/{pod}/{container}", s.serveRun)
 	mux.HandleFunc("POST /run/{namespace}/{pod}/{uid}/{container}", s.serveRun)
+	// The node's system logs (nodes/log): syslogs.go.
+	mux.Handle("GET /logs/", s.systemLogs())
 	return cleanPaths(mux)
 }
 
