@@ -29,6 +29,11 @@
 // the runtime for a session URL and proxies the upgraded connection to it
 // with apimachinery's UpgradeAwareHandler.
 //
+// What a client sends is bounded before any handler runs: the TLS
+// handshake and the headers must arrive within 10 s (a silent or slow
+// client is closed), headers are at most 64 KiB, and a body over 16 KiB
+// is refused (413): no path reads one.
+//
 //	srv, err := nodeapi.New(nodeapi.Options{...})
 //	err = srv.Run(ctx)
 package nodeapi
