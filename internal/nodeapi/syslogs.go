@@ -1,7 +1,9 @@
 package nodeapi
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"strings"
@@ -13,7 +15,8 @@ import (
 // opened, so a growing log does not keep the response open.
 //
 // The directory is opened as an os.Root: no path, "..", or symbolic link
-// reaches outside it (the kubelet's http.Dir follows a link anywhere).
+// reaches outside it (the kubelet's http.Dir follows a link anywhere):
+// such a link is listed, and refused (403).
 
 // nodeLogQueryParams are the parameters of the kubelet's node log query
 // (journal and service logs, filtered), which needs its NodeLogQuery
@@ -45,6 +48,19 @@ func (s *Server) systemLogs() http.Handler {
 			return
 		}
 		defer root.Close()
-		http.StripPrefix("/logs", http.FileServerFS(root.FS())).ServeHTTP(w, r)
+		http.StripPrefix("/logs", http.FileServerFS(refusingFS{root.FS()})).ServeHTTP(w, r)
 	})
+}
+
+// refusingFS answers a file it cannot open, for another reason than its
+// absence, as forbidden (403), not as the server's fault (500): os.Root's
+// refusal of a link out of the directory has no error to test for.
+type refusingFS struct{ fs.FS }
+
+func (f refusingFS) Open(name string) (fs.File, error) {
+	file, err := f.FS.Open(name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return file, err
 }

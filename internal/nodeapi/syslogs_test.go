@@ -45,7 +45,10 @@ func TestSystemLogs(t *testing.T) {
 			t.Errorf("GET %s: %d %q, want %q", path, code, body, want)
 		}
 	}
-	for _, path := range []string{"/logs/escape", "/logs/missing", "/logs/../secret", "/logs/pods/../../secret"} {
+	if code, body := w.do("GET", "/logs/escape", "alice-token"); code != http.StatusForbidden || strings.Contains(body, "not a log") {
+		t.Errorf("a link out of the directory: %d %q, want 403", code, body)
+	}
+	for _, path := range []string{"/logs/missing", "/logs/../secret", "/logs/pods/../../secret"} {
 		if code, body := w.do("GET", path, "alice-token"); code == http.StatusOK || strings.Contains(body, "not a log") {
 			t.Errorf("GET %s: %d %q, want a refusal", path, code, body)
 		}
