@@ -458,6 +458,7 @@ write_env() {
       APISERVER_CA "$CA_FILE" \
       CLUSTER_CA_CERT "$CA_FILE" \
       CLUSTER_CA_KEY "$CA_KEY" \
+      KUBECTL_BIN "$KUBECTL_BIN" \
       AUDIT_LOG "$AUDIT_LOG" \
       NODE_NAME "$NODE_NAME" \
       ADMIN_TOKEN "$ADMIN_TOKEN" \

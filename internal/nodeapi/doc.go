@@ -21,12 +21,18 @@
 //	/attach/{ns}/{pod}[/{uid}]/{container}     the main process's streams, likewise
 //	/portForward/{ns}/{pod}[/{uid}]            connections into the pod's network namespace
 //	/run/{ns}/{pod}[/{uid}]/{container}        a command's output (POST, ?cmd=)
+//	/logs/[{path}]                             the node's system logs (Options.SystemLogDir, /var/log), nodes/log
 //
 // A pod is named by namespace and name: a pod from the apiserver by its
 // own, a static pod by its full name, which is its mirror pod's. Streams
 // are the runtime's own (CRI Exec, Attach, PortForward): the server asks
 // the runtime for a session URL and proxies the upgraded connection to it
 // with apimachinery's UpgradeAwareHandler.
+//
+// What a client sends is bounded before any handler runs: the TLS
+// handshake and the headers must arrive within 10 s (a silent or slow
+// client is closed), headers are at most 64 KiB, and a body over 16 KiB
+// is refused (413): no path reads one.
 //
 //	srv, err := nodeapi.New(nodeapi.Options{...})
 //	err = srv.Run(ctx)

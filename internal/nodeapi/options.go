@@ -70,7 +70,16 @@ type Options struct {
 	// RunTimeout bounds a command run through /run; default 1 minute.
 	RunTimeout time.Duration
 
+	// SystemLogDir is the directory /logs/ serves, as the kubelet's
+	// system log handler serves /var/log; empty: /logs/ answers that it
+	// is disabled.
+	SystemLogDir string
+
 	Logger logr.Logger
+
+	// readHeaderTimeout bounds the TLS handshake and the request's
+	// headers; readHeaderTimeout (the constant) unless a test shortens it.
+	readHeaderTimeout time.Duration
 }
 
 // ErrInvalidOptions is returned by New for Options that cannot work.
@@ -105,6 +114,9 @@ func (o *Options) validate() error {
 	}
 	if o.RunTimeout <= 0 {
 		o.RunTimeout = time.Minute
+	}
+	if o.readHeaderTimeout <= 0 {
+		o.readHeaderTimeout = readHeaderTimeout
 	}
 	if o.MinTLSVersion == 0 {
 		o.MinTLSVersion = tls.VersionTLS12

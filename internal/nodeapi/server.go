@@ -25,6 +25,7 @@ const (
 	readHeaderTimeout = 10 * time.Second
 	idleTimeout       = 90 * time.Second
 	maxHeaderBytes    = 64 << 10
+	maxBodyBytes      = 16 << 10 // no path reads a body; this refuses a large one early
 	maxConns          = 512
 	shutdownGrace     = 5 * time.Second
 )
@@ -70,7 +71,7 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("node API on %s: %w", addr, err)
 	}
 	s := &Server{opts: o, l: l, conns: newConnTracker(), tls: o.tlsConfig(cert, clientCAs), auth: a, log: log.WithValues("address", l.Addr().String())}
-	s.handler = a.filter(s.routes())
+	s.handler = limitBody(a.filter(s.routes()))
 	return s, nil
 }
 
@@ -98,6 +99,8 @@ func (s *Server) routes() http.Handler {
 	}
 	mux.HandleFunc("POST /run/{namespace}/{pod}/{container}", s.serveRun)
 	mux.HandleFunc("POST /run/{namespace}/{pod}/{uid}/{container}", s.serveRun)
+	// The node's system logs (nodes/log): syslogs.go.
+	mux.Handle("GET /logs/", s.systemLogs())
 	return cleanPaths(mux)
 }
 
@@ -122,7 +125,7 @@ func (s *Server) Run(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           s.handler,
 		TLSConfig:         s.tls,
-		ReadHeaderTimeout: readHeaderTimeout,
+		ReadHeaderTimeout: s.opts.readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return ctx },

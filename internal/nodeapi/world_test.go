@@ -49,6 +49,12 @@ type world struct {
 
 func newWorld(t *testing.T, backend http.Handler) *world {
 	t.Helper()
+	return newWorldWith(t, backend, nil)
+}
+
+// newWorldWith is newWorld with the options changed by edit.
+func newWorldWith(t *testing.T, backend http.Handler, edit func(*Options)) *world {
+	t.Helper()
 	w := &world{t: t, rv: &reviewer{}}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "uid-1"},
@@ -76,7 +82,7 @@ func newWorld(t *testing.T, backend http.Handler) *world {
 	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: w.ca.Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{
+	o := Options{
 		Address: "127.0.0.1", Port: 0, CertDir: filepath.Join(dir, "pki"), IPs: []net.IP{net.ParseIP("127.0.0.1")},
 		ClientCAFile: caFile, NodeName: "node-1", Client: w.rv.client(t),
 		Runtime: w.rt, Pods: func() []*corev1.Pod { return []*corev1.Pod{pod} },
@@ -84,7 +90,11 @@ func newWorld(t *testing.T, backend http.Handler) *world {
 			return node.Usage{CPU: 90 * time.Second, MemoryWorkingSet: 3 << 30, Time: time.Unix(1700000001, 0)}, nil
 		},
 		Logger: testr.New(t),
-	})
+	}
+	if edit != nil {
+		edit(&o)
+	}
+	srv, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ module github.com/nodeagent/nodeagent/test/integration
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.18
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-containerregistry v0.22.1
 	github.com/nodeagent/nodeagent v0.0.0

@@ -18,6 +18,9 @@ import (
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
+// systemLogDir is what the node API serves under /logs/, as the kubelet.
+const systemLogDir = "/var/log"
+
 func (o *Options) addNodeAPIFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Address, "address", o.Address, "IP address the node API (logs, exec, attach, port-forward; connected mode only) listens on")
 	fs.Int32Var(&o.Port, "port", o.Port, "port of the node API, which the Node reports in status.daemonEndpoints; 0 disables it")
@@ -25,6 +28,7 @@ func (o *Options) addNodeAPIFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "key of --tls-cert-file")
 	fs.StringVar(&o.TLSMinVersion, "tls-min-version", o.TLSMinVersion, "lowest TLS version the node API accepts: "+fmt.Sprint(cliflag.TLSPossibleVersions())+" (default VersionTLS12)")
 	fs.StringSliceVar(&o.TLSCipherSuites, "tls-cipher-suites", o.TLSCipherSuites, "cipher suites the node API offers for TLS 1.2 (TLS 1.3's are Go's); default: Go's. Possible values: "+fmt.Sprint(cliflag.TLSCipherPossibleValues()))
+	fs.BoolVar(&o.EnableSystemLogHandler, "enable-system-log-handler", o.EnableSystemLogHandler, "serve the node's system logs ("+systemLogDir+") under the node API's /logs/, to those the apiserver allows nodes/log")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle whose client certificates authenticate requests to the node API (the apiserver's --kubelet-client-certificate must be signed by one); without it only bearer tokens, reviewed by the apiserver, do")
 }
 
@@ -79,6 +83,10 @@ func (o *Options) newNodeAPI(client kubernetes.Interface, rt *runtime.Runtime, a
 		log.Info("the node API is disabled (--port=0): kubectl logs, exec, attach and port-forward cannot reach this node")
 		return nil, nil
 	}
+	var logDir string
+	if o.EnableSystemLogHandler {
+		logDir = systemLogDir
+	}
 	minVersion, _ := cliflag.TLSVersion(o.TLSMinVersion)    // validated
 	suites, _ := cliflag.TLSCipherSuites(o.TLSCipherSuites) // validated
 	var ips []net.IP
@@ -99,7 +107,8 @@ func (o *Options) newNodeAPI(client kubernetes.Interface, rt *runtime.Runtime, a
 		MinTLSVersion: minVersion, CipherSuites: suites,
 		ClientCAFile: o.ClientCAFile, NodeName: o.NodeName, Client: client,
 		Runtime: rt, Pods: agentPods(ag), NodeUsage: node.ReadUsage,
-		Logger: log,
+		SystemLogDir: logDir,
+		Logger:       log,
 	})
 }
 

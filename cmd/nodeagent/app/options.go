@@ -90,6 +90,8 @@ type Options struct {
 	TLSMinVersion     string
 	TLSCipherSuites   []string
 	ClientCAFile      string
+	// EnableSystemLogHandler serves /var/log under the node API's /logs/.
+	EnableSystemLogHandler bool
 
 	LocalAPISocket string
 	ServeAddress   string
@@ -128,6 +130,7 @@ func NewOptions() *Options {
 		ObjectChangeDetection:     string(podobjects.Watch),
 		Address:                   "0.0.0.0",
 		Port:                      10250,
+		EnableSystemLogHandler:    true,
 		GCPercent:                 50,
 		Logging:                   logsapi.NewLoggingConfiguration(),
 	}

@@ -62,6 +62,7 @@ func TestDefaults(t *testing.T) {
 		"node-lease-duration-seconds":  {o.NodeLeaseDurationSeconds, int32(40)},
 		"address":                      {o.Address, "0.0.0.0"},
 		"port":                         {o.Port, int32(10250)},
+		"enable-system-log-handler":    {o.EnableSystemLogHandler, true},
 		"eviction-hard":                {o.Eviction.Hard, "memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%,pid.available<5%"},
 	}
 	for name, c := range checks {

@@ -36,6 +36,10 @@ type Env struct {
 	// LogRoot is a directory tests may use for container logs.
 	LogRoot string
 
+	// KubectlBin is kubectl at the control plane's version, built by
+	// hack/controlplane-build.sh, for tests that drive it as an operator.
+	KubectlBin string
+
 	// APIServerURL is the apiserver's https URL.
 	APIServerURL string
 	// CAFile is the cluster CA certificate (PEM): it signed the apiserver's
