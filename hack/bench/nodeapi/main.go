@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+)
+
+type options struct {
+	kubectl, kubeconfig, namespace, pod string
+	execContainer, logContainer, fifo   string
+	label, samples                      string
+	count                               int
+	timeout                             time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.kubectl, "kubectl", "kubectl", "the kubectl binary")
+	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubectl's kubeconfig (required)")
+	flag.StringVar(&o.namespace, "namespace", "default", "the pod's namespace")
+	flag.StringVar(&o.pod, "pod", "", "the pod (required)")
+	flag.StringVar(&o.execContainer, "exec-container", "", "the container `true` runs in (required)")
+	flag.StringVar(&o.logContainer, "log-container", "", "the container that echoes each line read from --fifo (required)")
+	flag.StringVar(&o.fifo, "fifo", "", "the host path of the FIFO --log-container reads (required)")
+	flag.StringVar(&o.label, "label", "node", "the name the figures are printed under")
+	flag.StringVar(&o.samples, "samples", "", "a file every sample is appended to (label, measure, milliseconds)")
+	flag.IntVar(&o.count, "count", 30, "measured iterations of each")
+	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "the bound of one iteration")
+	flag.Parse()
+	if err := o.validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "nodeapi bench: %v\n", err)
+		os.Exit(2)
+	}
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintf(os.Stderr, "nodeapi bench: %s: %v\n", o.label, err)
+		os.Exit(1)
+	}
+}
+
+func (o options) validate() error {
+	for name, v := range map[string]string{
+		"--kubeconfig": o.kubeconfig, "--pod": o.pod, "--exec-container": o.execContainer,
+		"--log-container": o.logContainer, "--fifo": o.fifo,
+	} {
+		if v == "" {
+			return fmt.Errorf("%s: required", name)
+		}
+	}
+	if o.count < 1 || o.count > 10000 {
+		return fmt.Errorf("--count: %d is not within 1..10000", o.count)
+	}
+	if o.timeout <= 0 {
+		return fmt.Errorf("--timeout: %v is not positive", o.timeout)
+	}
+	return nil
+}
+
+// measure is one kind of round trip, timed once per call.
+type measure struct {
+	name string
+	once func(ctx context.Context, i int) (time.Duration, error)
+}
+
+func run(ctx context.Context, o options) error {
+	out := io.Writer(io.Discard)
+	if o.samples != "" {
+		f, err := os.OpenFile(o.samples, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600) // #nosec G304 -- the operator names the file
+		if err != nil {
+			return fmt.Errorf("--samples: %w", err)
+		}
+		defer f.Close()
+		out = f
+	}
+	for _, m := range []measure{
+		{"exec", o.execOnce},
+		{"logs-f", o.logsOnce},
+	} {
+		var ds []time.Duration
+		for i := 0; i <= o.count; i++ {
+			d, err := m.once(ctx, i)
+			if err != nil {
+				return fmt.Errorf("%s, iteration %d: %w", m.name, i, err)
+			}
+			if i == 0 {
+				continue // the warm-up
+			}
+			ds = append(ds, d)
+			fmt.Fprintf(out, "%s\t%s\t%.3f\n", o.label, m.name, ms(d))
+		}
+		s := summarize(ds)
+		fmt.Printf("%-10s %-7s median %8.1f ms   p90 %8.1f ms   min %8.1f ms   (n=%d)\n",
+			o.label, m.name, ms(s.median), ms(s.p90), ms(s.min), len(ds))
+	}
+	return nil
+}
+
+func (o options) kubectlCmd(ctx context.Context, args ...string) *exec.Cmd {
+	args = append([]string{"--kubeconfig", o.kubeconfig, "--namespace", o.namespace}, args...)
+	cmd := exec.CommandContext(ctx, o.kubectl, args...) // #nosec G204 -- the operator's kubectl, run without a shell
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// execOnce is one `kubectl exec -- true`, from process start to exit.
+func (o options) execOnce(ctx context.Context, _ int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	cmd := o.kubectlCmd(ctx, "exec", o.pod, "-c", o.execContainer, "--", "true")
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("kubectl exec: %w", err)
+	}
+	return time.Since(start), nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
