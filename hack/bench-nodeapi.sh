@@ -11,7 +11,9 @@
 #
 #   hack/bench-nodeapi.sh               (as root)
 # Env:
-#   NODE=kubelet|nodeagent   only that node (default: the kubelet, then nodeagent)
+#   NODE                     the node kinds to measure, in order (default
+#                            "kubelet nodeagent"; "nodeagent kubelet" reverses
+#                            the order, to tell a drift of the load apart)
 #   BENCH_COUNT              measured iterations of each (default 30)
 #   BENCH_OUT                results (default /var/lib/nodeagent-bench/results):
 #                            figures.txt, samples.tsv, and each node's log
@@ -38,11 +40,11 @@ die() {
 
 ((EUID == 0)) || die "the node runs containers and manages cgroups: run this as root"
 
-case ${NODE:-both} in
-both) kinds=(kubelet nodeagent) ;;
-kubelet | nodeagent) kinds=("$NODE") ;;
-*) die "NODE must be kubelet or nodeagent, not $NODE" ;;
-esac
+read -r -a kinds <<<"${NODE:-kubelet nodeagent}"
+for kind in "${kinds[@]}"; do
+  [[ $kind == kubelet || $kind == nodeagent ]] || die "NODE: $kind is neither kubelet nor nodeagent"
+done
+((${#kinds[@]})) || die "NODE: empty"
 
 build() {
   log "bench-nodeapi: building (the control plane cached by version after the first run)"
