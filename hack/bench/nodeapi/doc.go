@@ -2,6 +2,9 @@
 // real kubectl and the apiserver, on one prepared pod (hack/bench-nodeapi.sh
 // starts the cluster, the node and the pod, and runs it once per node kind):
 //
+//   - get: the wall time of `kubectl get pod POD`, which the node takes no
+//     part in: kubectl's start and one apiserver request, the floor under
+//     exec's figure.
 //   - exec: the wall time of `kubectl exec POD -c EXEC -- true`, from the
 //     start of the kubectl process to its exit.
 //   - logs: with `kubectl logs -f POD -c LOG --tail=1` streaming (its first

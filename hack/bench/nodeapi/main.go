@@ -77,6 +77,7 @@ func run(ctx context.Context, o options) error {
 		out = f
 	}
 	for _, m := range []measure{
+		{"get", o.getOnce},
 		{"exec", o.execOnce},
 		{"logs-f", o.logsOnce},
 	} {
@@ -104,6 +105,20 @@ func (o options) kubectlCmd(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, o.kubectl, args...) // #nosec G204 -- the operator's kubectl, run without a shell
 	cmd.Stderr = os.Stderr
 	return cmd
+}
+
+// getOnce is one `kubectl get pod`, from process start to exit: kubectl's
+// own start and one request to the apiserver, the floor under exec.
+func (o options) getOnce(ctx context.Context, _ int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	cmd := o.kubectlCmd(ctx, "get", "pod", o.pod, "-o", "name")
+	cmd.Stdout = io.Discard
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("kubectl get: %w", err)
+	}
+	return time.Since(start), nil
 }
 
 // execOnce is one `kubectl exec -- true`, from process start to exit.
