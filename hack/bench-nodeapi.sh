@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Measures the node API as an operator meets it, nodeagent's against the
 # upstream kubelet's on this machine: the wall time of
-# `kubectl exec POD -- true`, and the time from a container writing a line
+# `kubectl exec POD -- true` (beside that of `kubectl get pod POD`, the part
+# the node takes no part in), and the time from a container writing a line
 # to `kubectl logs -f` printing it. Each node kind in turn gets a cluster
 # as hack/conformance.sh builds one (hack/cluster-node.sh: a private
 # containerd, etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
