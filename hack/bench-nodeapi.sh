@@ -18,9 +18,13 @@
 #   BENCH_COUNT              measured iterations of each (default 30)
 #   BENCH_OUT                results (default /var/lib/nodeagent-bench/results):
 #                            figures.txt, samples.tsv, and each node's log
+#   BENCH_TOGETHER=1         bring every kind's cluster up first, then measure
+#                            them in turn at each iteration, so that they share
+#                            the machine's load moment by moment (two control
+#                            planes at once add to that load)
 #   NODEAGENT_FLAGS          extra flags for nodeagent (e.g. -v=4)
 # Prints median, p90 and minimum of each measure per node kind, with the
-# load average before and after each kind's run.
+# load average before and after the measurements.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root=$(repo_root)
@@ -108,10 +112,11 @@ create_pod() {
     die "pod $POD not Ready within 100s on $NODE_NAME (log: $NODE_LOG)"
 }
 
-# bench_kind KIND: the cluster up, the measurements, the cluster down.
-bench_kind() {
+declare -A kubeconfig fifo pid
+
+# up_kind KIND: KIND's cluster up, its node Ready, the pod running on it.
+up_kind() {
   init_kind "$1"
-  trap node_cluster_down EXIT
   node_cluster_down
   mkdir -p "$NODE_DIR"
   node_address_up
@@ -123,23 +128,53 @@ bench_kind() {
   start_node
   wait_node_ready
   create_pod
-  log "bench-nodeapi: $NODE_NAME ($NODE) is Ready, $POD runs on it; measuring"
-  echo "$NODE load before: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/figures.txt"
-  bin/bench-nodeapi --kubectl="$KUBECTL_BIN" --kubeconfig="$KUBECONFIG_ADMIN" --pod="$POD" \
-    --exec-container=sleeper --log-container=writer --fifo="$NODE_DIR/bench/fifo" \
-    --label="$NODE" --count="$COUNT" --samples="$OUT/samples.tsv" | tee -a "$OUT/figures.txt"
-  echo "$NODE load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/figures.txt"
+  kubeconfig[$1]=$KUBECONFIG_ADMIN fifo[$1]=$NODE_DIR/bench/fifo pid[$1]=$node_pid
+  log "bench-nodeapi: $NODE_NAME ($NODE) is Ready, $POD runs on it"
+}
+
+# down_kind KIND: KIND's cluster down and its state gone.
+down_kind() {
+  init_kind "$1"
+  node_pid=${pid[$1]:-}
   node_cluster_down
-  trap - EXIT
+  unset "pid[$1]"
+}
+
+down_all() {
+  local kind
+  for kind in "${kinds[@]}"; do down_kind "$kind"; done
+}
+
+# measure KIND...: the measurements, the kinds in turn at each iteration.
+measure() {
+  local targets=() kind
+  for kind; do targets+=(--target="$kind,${kubeconfig[$kind]},${fifo[$kind]}"); done
+  log "bench-nodeapi: measuring $*"
+  echo "$* load before: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/figures.txt"
+  bin/bench-nodeapi --kubectl="$KUBECTL_BIN" --pod="$POD" --exec-container=sleeper \
+    --log-container=writer "${targets[@]}" --count="$COUNT" --samples="$OUT/samples.tsv" |
+    tee -a "$OUT/figures.txt"
+  echo "$* load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/figures.txt"
 }
 
 main() {
+  local kind
   build
   rm -rf "$OUT"
   mkdir -p "$OUT"
-  for kind in "${kinds[@]}"; do
-    bench_kind "$kind"
-  done
+  trap down_all EXIT
+  if [[ ${BENCH_TOGETHER:-0} == 1 ]]; then
+    for kind in "${kinds[@]}"; do up_kind "$kind"; done
+    measure "${kinds[@]}"
+    down_all
+  else
+    for kind in "${kinds[@]}"; do
+      up_kind "$kind"
+      measure "$kind"
+      down_kind "$kind"
+    done
+  fi
+  trap - EXIT
   log "bench-nodeapi: figures in $OUT/figures.txt, every sample in $OUT/samples.tsv"
   cat "$OUT/figures.txt"
 }

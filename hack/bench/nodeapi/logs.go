@@ -25,10 +25,10 @@ type line struct {
 // logsOnce starts `kubectl logs -f --tail=1`, waits for its first line (the
 // stream is open), hands the container a line through the FIFO, and times
 // from that write to kubectl printing the line.
-func (o options) logsOnce(ctx context.Context, i int) (time.Duration, error) {
+func (o options) logsOnce(ctx context.Context, t target, i int) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	cmd := o.kubectlCmd(ctx, "logs", "-f", o.pod, "-c", o.logContainer, "--tail=1")
+	cmd := o.kubectlCmd(ctx, t, "logs", "-f", o.pod, "-c", o.logContainer, "--tail=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return 0, err
@@ -57,7 +57,7 @@ func (o options) logsOnce(ctx context.Context, i int) (time.Duration, error) {
 		return 0, ctx.Err()
 	}
 	mark := fmt.Sprintf("bench-nodeapi-%d-%d", os.Getpid(), i)
-	start, err := writeFIFO(ctx, o.fifo, mark+"\n")
+	start, err := writeFIFO(ctx, t.fifo, mark+"\n")
 	if err != nil {
 		return 0, err
 	}
