@@ -148,14 +148,14 @@ func (s *Server) runningContainer(r *http.Request) (string, int, error) {
 	if !hasContainer(pod, name) {
 		return "", http.StatusNotFound, fmt.Errorf("container %s is not in pod %s/%s", name, pod.Namespace, pod.Name)
 	}
-	st, err := s.opts.Runtime.GetPodStatus(r.Context(), pod.UID)
+	id, err := s.opts.Runtime.RunningContainerID(r.Context(), pod.UID, name)
+	if errors.Is(err, runtime.ErrNotRunning) {
+		return "", http.StatusBadRequest, fmt.Errorf("container %s of pod %s/%s is not running", name, pod.Namespace, pod.Name)
+	}
 	if err != nil {
 		return "", http.StatusInternalServerError, err
 	}
-	if c := st.LatestContainer(name); c != nil && c.State == runtime.ContainerStateRunning {
-		return c.ID, 0, nil
-	}
-	return "", http.StatusBadRequest, fmt.Errorf("container %s of pod %s/%s is not running", name, pod.Namespace, pod.Name)
+	return id, 0, nil
 }
 
 // streamOptions reads which streams a session carries; a TTY merges
