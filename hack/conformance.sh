@@ -37,28 +37,16 @@ OUT_ROOT=${CONFORMANCE_OUT:-/var/lib/nodeagent-conformance/results}
 OUT=$OUT_ROOT/$NODE
 PROCS=${CONFORMANCE_PROCS:-6}
 FOCUS=${CONFORMANCE_FOCUS:-'\[NodeConformance\]'}
+# shellcheck source=hack/cluster-node.sh
+source hack/cluster-node.sh
 # Each node its own containerd, control plane, bridge, subnet, address and
 # pod cgroups, so that the two runs (and the integration tests' own
 # containerd) may run side by side.
 case $NODE in
-kubelet) n=1 cgroup_parent=kubepods ;;
-nodeagent) n=2 cgroup_parent=conformance-nodeagent ;;
+kubelet) node_cluster_init kubelet 1 /var/lib/nodeagent-conformance/kubelet kubepods conformance-kubelet "$OUT/node.log" ;;
+nodeagent) node_cluster_init nodeagent 2 /var/lib/nodeagent-conformance/nodeagent conformance-nodeagent conformance-nodeagent "$OUT/node.log" ;;
 *) echo "conformance: NODE must be nodeagent or kubelet, not $NODE" >&2; exit 1 ;;
 esac
-BASE=/var/lib/nodeagent-conformance/$NODE
-NODE_DIR=$BASE/node
-export NODEAGENT_CONTAINERD_DIR=$BASE/containerd
-export NODEAGENT_CNI_NETWORK=conformance-$NODE NODEAGENT_CNI_BRIDGE=naconf$n
-export NODEAGENT_POD_SUBNET=10.234.$n.0/24
-export NODEAGENT_CGROUP_PARENTS=$cgroup_parent
-export NODEAGENT_CONTROLPLANE_DIR=$BASE/controlplane
-export NODEAGENT_SCHEDULER=1 NODEAGENT_CONTROLLERS='*'
-export NODE_NAME=conformance-$NODE
-# The node's address: the kubelet refuses a loopback one (127/8), and
-# nothing may listen on the machine's outside network, so it is a private
-# address added to the lo interface, which only this host reaches (this
-# kernel has no dummy interfaces).
-NODE_IP=10.235.255.$n
 
 die() {
   log "conformance: $*"
@@ -67,36 +55,8 @@ die() {
 
 ((EUID == 0)) || die "the node runs containers and manages cgroups: run this as root"
 
-node_pid=
-stop_node() {
-  [[ -n $node_pid ]] || return 0
-  kill -TERM "$node_pid" 2>/dev/null || true
-  for _ in $(seq 50); do kill -0 "$node_pid" 2>/dev/null || break; sleep 0.2; done
-  kill -KILL "$node_pid" 2>/dev/null || true
-  node_pid=
-}
 cleanup() {
-  stop_node
-  # A node an interrupted run left behind: both run with their state
-  # under NODE_DIR, which their command lines name.
-  pkill -KILL -f -- "--root-dir=$NODE_DIR/" 2>/dev/null || true
-  [[ ${CONFORMANCE_KEEP:-0} == 1 ]] && return 0
-  hack/controlplane-down.sh --purge >/dev/null 2>&1 || true
-  hack/containerd-down.sh >/dev/null 2>&1 || true
-  umount_below "$NODE_DIR"
-  rm -rf "$NODE_DIR"
-  ip addr del "$NODE_IP/32" dev lo 2>/dev/null || true
-}
-
-node_address_up() {
-  ip addr replace "$NODE_IP/32" dev lo
-}
-
-# umount_below DIR: what a node left mounted under DIR (volumes, subpaths).
-umount_below() {
-  local m
-  awk -v d="$1/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r |
-    while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  node_cluster_down "${CONFORMANCE_KEEP:-0}"
 }
 
 skip_regexp() {
@@ -142,68 +102,6 @@ import_images() {
   log "conformance: imported $(wc -l <"$list") of ${#refs[@]} images"
 }
 
-start_kubelet() {
-  local port=$1 healthz=$2 dir=$NODE_DIR/kubelet
-  mkdir -p "$dir"
-  cat >"$dir/config.yaml" <<-EOF
-	apiVersion: kubelet.config.k8s.io/v1beta1
-	kind: KubeletConfiguration
-	failCgroupV1: false
-	cgroupDriver: cgroupfs
-	containerRuntimeEndpoint: $CONTAINERD_ENDPOINT
-	address: $NODE_IP
-	port: $port
-	readOnlyPort: 0
-	healthzBindAddress: 127.0.0.1
-	healthzPort: $healthz
-	podLogsDir: $NODE_DIR/pod-logs
-	authentication:
-	  anonymous: {enabled: false}
-	  webhook: {enabled: true}
-	  x509: {clientCAFile: $CLUSTER_CA_CERT}
-	authorization: {mode: Webhook}
-	failSwapOn: false
-	resolvConf: /etc/resolv.conf
-	serializeImagePulls: false
-	imageGCHighThresholdPercent: 100
-	imageGCLowThresholdPercent: 99
-	evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
-	EOF
-  setsid "$KUBELET_BIN" --config="$dir/config.yaml" --kubeconfig="$KUBECONFIG_NODE" \
-    --root-dir="$dir/root" --hostname-override="$NODE_NAME" --node-ip="$NODE_IP" --v=2 \
-    </dev/null >"$OUT/node.log" 2>&1 &
-  node_pid=$!
-}
-
-start_nodeagent() {
-  local port=$1 healthz=$2 dir=$NODE_DIR/nodeagent
-  mkdir -p "$dir"
-  setsid bin/nodeagent --kubeconfig="$KUBECONFIG_NODE" --node-name="$NODE_NAME" --node-ip="$NODE_IP" \
-    --cri-endpoint="$CONTAINERD_ENDPOINT" --root-dir="$dir/root" --pod-log-dir="$NODE_DIR/pod-logs" \
-    --cgroup-root=/$cgroup_parent --serve-address="127.0.0.1:$healthz" \
-    --address="$NODE_IP" --port="$port" --client-ca-file="$CLUSTER_CA_CERT" \
-    </dev/null >"$OUT/node.log" 2>&1 &
-  node_pid=$!
-}
-
-# node_ready: the Node exists and its Ready condition is True.
-node_ready() {
-  curl -sf --max-time 5 --cacert "$APISERVER_CA" -H "Authorization: Bearer $ADMIN_TOKEN" \
-    "$APISERVER_URL/api/v1/nodes/$NODE_NAME" 2>/dev/null | python3 2>/dev/null -c '
-import json, sys
-n = json.load(sys.stdin)
-sys.exit(0 if any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"].get("conditions", [])) else 1)'
-}
-
-wait_node_ready() {
-  local deadline=$((SECONDS + 120))
-  until node_ready; do
-    kill -0 "$node_pid" 2>/dev/null || { tail -n 30 "$OUT/node.log" >&2; die "$NODE exited"; }
-    ((SECONDS < deadline)) || { tail -n 30 "$OUT/node.log" >&2; die "$NODE_NAME not Ready after 120s"; }
-    sleep 1
-  done
-}
-
 run_suite() {
   local skip focus start rc=0
   skip=$(skip_regexp)
@@ -223,7 +121,6 @@ run_suite() {
 }
 
 main() {
-  local ports
   build
   trap cleanup EXIT
   cleanup
@@ -235,12 +132,7 @@ main() {
   import_images
   # shellcheck source=/dev/null
   source "$(hack/controlplane-up.sh)"
-  read -r -a ports < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')
-  "start_$NODE" "${ports[0]}" "${ports[1]}"
+  start_node
   wait_node_ready
   log "conformance: $NODE_NAME ($NODE) is Ready"
   run_suite

@@ -166,6 +166,14 @@ func condition(n *corev1.Node, typ corev1.NodeConditionType) corev1.NodeConditio
 	return corev1.NodeCondition{}
 }
 
+func TestNoNodeAPINoWebSocketsDeclared(t *testing.T) {
+	h := start(t, nil, nil)
+	h.eventually("the Node", func() bool { return h.get() != nil })
+	if f := h.get().Status.DeclaredFeatures; len(f) != 0 {
+		t.Errorf("declaredFeatures %v without a node API, want none: the apiserver would send it WebSocket streams", f)
+	}
+}
+
 func TestRegistersTheNodeAndItsLease(t *testing.T) {
 	h := start(t, nil, func(o *Options, _ *fake.Clientset) {
 		o.Taints = []corev1.Taint{{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule}}
@@ -197,6 +205,9 @@ func TestRegistersTheNodeAndItsLease(t *testing.T) {
 	}
 	if p := n.Status.DaemonEndpoints.KubeletEndpoint.Port; p != 10250 {
 		t.Errorf("daemonEndpoints report port %d, want the node API's 10250", p)
+	}
+	if f := n.Status.DeclaredFeatures; len(f) != 1 || f[0] != "ExtendWebSocketsToKubelet" {
+		t.Errorf("declaredFeatures %v, want the node API's WebSocket streams declared", f)
 	}
 	h.eventually("the Lease", func() bool {
 		l, err := h.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(context.Background(), testNode, metav1.GetOptions{})

@@ -15,6 +15,10 @@ import (
 	"github.com/nodeagent/nodeagent/internal/uidpatch"
 )
 
+// featureWebSocketsToNode is the feature a Node declares when its API
+// serves kubectl's WebSocket streams (exec, attach, port-forward) itself.
+const featureWebSocketsToNode = "ExtendWebSocketsToKubelet"
+
 // desiredStatus is base's status with every field the agent owns set to
 // what it measures now. Conditions that others own (a network plugin's
 // NetworkUnavailable, say) are kept; the agent's own keep their
@@ -69,6 +73,12 @@ func (n *Node) desiredStatus(ctx context.Context, base *corev1.Node) (corev1.Nod
 	// The node API's port (logs, exec, port-forward), or 0 when it is not
 	// served: the apiserver reaches the node there.
 	st.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: n.opts.APIPort}}
+	// The node API translates kubectl's WebSocket streams itself, as the
+	// kubelet's does: declared, the apiserver passes them through.
+	st.DeclaredFeatures = nil
+	if n.opts.APIPort != 0 {
+		st.DeclaredFeatures = []string{featureWebSocketsToNode}
+	}
 	return st, nil
 }
 

@@ -27,7 +27,12 @@
 // own, a static pod by its full name, which is its mirror pod's. Streams
 // are the runtime's own (CRI Exec, Attach, PortForward): the server asks
 // the runtime for a session URL and proxies the upgraded connection to it
-// with apimachinery's UpgradeAwareHandler.
+// with apimachinery's UpgradeAwareHandler. kubectl's WebSocket sessions
+// (exec and attach v5, port-forward's tunnel), which the apiserver passes
+// through because the Node declares ExtendWebSocketsToKubelet, are
+// translated to SPDY on the way with k8s.io/apiserver's stream translator
+// and tunnelling handler, as the kubelet does. An exec's, attach's or
+// run's container is found with one filtered ListContainers call.
 //
 // What a client sends is bounded before any handler runs: the TLS
 // handshake and the headers must arrive within 10 s (a silent or slow

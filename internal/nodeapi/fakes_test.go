@@ -45,6 +45,15 @@ func (f *fakeRuntime) GetPodStatus(_ context.Context, uid types.UID) (*runtime.P
 	return &st, nil
 }
 
+func (f *fakeRuntime) RunningContainerID(_ context.Context, uid types.UID, name string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c := f.status.LatestContainer(name); uid == f.status.ID && c != nil && c.State == runtime.ContainerStateRunning {
+		return c.ID, nil
+	}
+	return "", fmt.Errorf("pod %s: container %s: %w", uid, name, runtime.ErrNotRunning)
+}
+
 func (f *fakeRuntime) ExecURL(_ context.Context, id string, cmd []string, _ runtime.StreamOptions) (*url.URL, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -23,6 +23,7 @@ import (
 // Runtime is what the server asks of the container runtime.
 type Runtime interface {
 	GetPodStatus(ctx context.Context, uid types.UID) (*runtime.PodStatus, error)
+	RunningContainerID(ctx context.Context, uid types.UID, name string) (string, error)
 	ExecURL(ctx context.Context, id string, cmd []string, o runtime.StreamOptions) (*url.URL, error)
 	AttachURL(ctx context.Context, id string, o runtime.StreamOptions) (*url.URL, error)
 	PortForwardURL(ctx context.Context, uid types.UID) (*url.URL, error)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
@@ -66,6 +67,32 @@ func TestStreamURLs(t *testing.T) {
 	s.url = "/exec/relative"
 	if _, err := rt.ExecURL(ctx, app.ID, []string{"true"}, StreamOptions{Stdout: true}); err == nil || !strings.Contains(err.Error(), "not an absolute") {
 		t.Errorf("a relative URL: %v", err)
+	}
+}
+
+func TestRunningContainerID(t *testing.T) {
+	w, pod, st := syncedPod(t)
+	app := st.LatestContainer("app")
+	ctx := context.Background()
+	w.cri.Lock()
+	w.cri.Called = nil
+	w.cri.Unlock()
+	id, err := w.rt.RunningContainerID(ctx, pod.UID, "app")
+	if err != nil || id != app.ID {
+		t.Fatalf("RunningContainerID(app) = %q, %v; want %q", id, err, app.ID)
+	}
+	if err := w.cri.AssertCalls([]string{"ListContainers"}); err != nil {
+		t.Errorf("a lookup of one list call: %v", err)
+	}
+	if _, err := w.rt.RunningContainerID(ctx, pod.UID, "no-such-container"); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("a name the pod has no container of: %v, want ErrNotRunning", err)
+	}
+	if _, err := w.rt.RunningContainerID(ctx, "another-pod", "app"); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("another pod's container of that name: %v, want ErrNotRunning", err)
+	}
+	w.exit(app.ID, 0, time.Second)
+	if _, err := w.rt.RunningContainerID(ctx, pod.UID, "app"); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("an exited container: %v, want ErrNotRunning", err)
 	}
 }
 
