@@ -86,6 +86,9 @@ type Options struct {
 	Port              int32
 	TLSCertFile       string
 	TLSPrivateKeyFile string
+	// RotateServerCertificates: the node API's certificate is requested
+	// from the cluster (kubelet-serving signer) and renewed.
+	RotateServerCertificates bool
 	TLSMinVersion     string
 	TLSCipherSuites   []string
 	ClientCAFile      string
