@@ -89,9 +89,9 @@ type Options struct {
 	// RotateServerCertificates: the node API's certificate is requested
 	// from the cluster (kubelet-serving signer) and renewed.
 	RotateServerCertificates bool
-	TLSMinVersion     string
-	TLSCipherSuites   []string
-	ClientCAFile      string
+	TLSMinVersion            string
+	TLSCipherSuites          []string
+	ClientCAFile             string
 
 	LocalAPISocket string
 	ServeAddress   string
