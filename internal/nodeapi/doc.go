@@ -22,6 +22,10 @@
 //	/portForward/{ns}/{pod}[/{uid}]            connections into the pod's network namespace
 //	/run/{ns}/{pod}[/{uid}]/{container}        a command's output (POST, ?cmd=)
 //
+// Its serving certificate is Options.GetCertificate's, asked at each
+// handshake (the cluster's, renewed: see nodeidentity.Serving), or the
+// one of CertFile and KeyFile, or one made self-signed in CertDir.
+//
 // A pod is named by namespace and name: a pod from the apiserver by its
 // own, a static pod by its full name, which is its mirror pod's. Streams
 // are the runtime's own (CRI Exec, Attach, PortForward): the server asks
