@@ -150,7 +150,7 @@ func (s *Serving) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
 		return nil, fmt.Errorf("no serving certificate yet: CertificateSigningRequest %s (signer %s) awaits approval",
 			pending, certificatesv1.KubeletServingSignerName)
 	}
-	return nil, fmt.Errorf("no serving certificate yet: none requested (signer %s); the node's addresses may not be known yet",
+	return nil, fmt.Errorf("no valid serving certificate (none issued yet, or it expired) and no CSR pending for signer %s: none is requested before the Node reports an IP address",
 		certificatesv1.KubeletServingSignerName)
 }
 
