@@ -52,14 +52,15 @@ func TestBinaryServingCertificate(t *testing.T) {
 		t.Errorf("CSR requested by %q, want the node itself", first.Spec.Username)
 	}
 
-	// Nobody approved it: the node API refuses handshakes, and the agent
-	// said once what it waits for.
+	// Nobody approved it: the node API refuses handshakes, saying why in
+	// the agent's log, and the agent said once what it waits for.
 	if c, err := dialNodeAPI(addr); err == nil {
 		t.Errorf("node API served %v before its CSR was approved", c.Subject)
 	}
-	eventuallyTrue(t, "the agent logging the pending CSR", 10*time.Second, func() (bool, string) {
+	eventuallyTrue(t, "the agent logging the pending CSR and the refused handshake", 10*time.Second, func() (bool, string) {
 		log := h.log(200)
-		return strings.Count(log, "awaits approval") == 1 && strings.Contains(log, first.Name), log
+		return strings.Count(log, "the CSR awaits approval") == 1 && strings.Contains(log, `csr="`+first.Name+`"`) &&
+			strings.Contains(log, "TLS handshake error") && strings.Contains(log, "CertificateSigningRequest "+first.Name+" (signer kubernetes.io/kubelet-serving) awaits approval"), log
 	})
 
 	approveCSR(t, first)
