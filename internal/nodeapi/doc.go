@@ -23,6 +23,10 @@
 //	/run/{ns}/{pod}[/{uid}]/{container}        a command's output (POST, ?cmd=)
 //	/logs/[{path}]                             the node's system logs (Options.SystemLogDir, /var/log), nodes/log
 //
+// Its serving certificate is Options.GetCertificate's, asked at each
+// handshake (the cluster's, renewed: see nodeidentity.Serving), or the
+// one of CertFile and KeyFile, or one made self-signed in CertDir.
+//
 // A pod is named by namespace and name: a pod from the apiserver by its
 // own, a static pod by its full name, which is its mirror pod's. Streams
 // are the runtime's own (CRI Exec, Attach, PortForward): the server asks

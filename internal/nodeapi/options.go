@@ -41,6 +41,11 @@ type Options struct {
 	Address string
 	Port    int32
 
+	// GetCertificate, when set, gives the serving certificate at each
+	// TLS handshake (one the cluster issued and renews), and CertFile,
+	// KeyFile, CertDir, Hostnames and IPs are not used; an error it
+	// returns fails that handshake.
+	GetCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	// CertFile and KeyFile are the serving certificate; when both are
 	// empty, a self-signed one is made in CertDir (and kept there), for
 	// Hostnames and IPs.
@@ -104,10 +109,13 @@ func (o *Options) validate() error {
 			bad("%s is required", f.name)
 		}
 	}
-	if (o.CertFile == "") != (o.KeyFile == "") {
+	switch {
+	case o.GetCertificate != nil && o.CertFile != "":
+		bad("GetCertificate and CertFile: the serving certificate comes from one of them")
+	case o.GetCertificate != nil:
+	case (o.CertFile == "") != (o.KeyFile == ""):
 		bad("CertFile and KeyFile: a serving certificate needs both")
-	}
-	if o.CertFile == "" && o.CertDir == "" {
+	case o.CertFile == "" && o.CertDir == "":
 		bad("CertFile and CertDir: no serving certificate and no directory to make one in")
 	}
 	if o.Port < 0 || o.Port > 65535 {

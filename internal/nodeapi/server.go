@@ -51,11 +51,16 @@ func New(o Options) (*Server, error) {
 	}
 	log := o.Logger.WithName("nodeapi")
 	o.Logger = log
-	cert, err := o.servingCertificate()
-	if err != nil {
-		return nil, err
+	getCert := o.GetCertificate
+	if getCert == nil {
+		cert, err := o.servingCertificate()
+		if err != nil {
+			return nil, err
+		}
+		getCert = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }
 	}
 	var clientCAs *x509.CertPool
+	var err error
 	if o.ClientCAFile != "" {
 		if clientCAs, err = certutil.NewPool(o.ClientCAFile); err != nil {
 			return nil, fmt.Errorf("--client-ca-file %s: %w", o.ClientCAFile, err)
@@ -70,7 +75,7 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node API on %s: %w", addr, err)
 	}
-	s := &Server{opts: o, l: l, conns: newConnTracker(), tls: o.tlsConfig(cert, clientCAs), auth: a, log: log.WithValues("address", l.Addr().String())}
+	s := &Server{opts: o, l: l, conns: newConnTracker(), tls: o.tlsConfig(getCert, clientCAs), auth: a, log: log.WithValues("address", l.Addr().String())}
 	s.handler = limitBody(a.filter(s.routes()))
 	return s, nil
 }

@@ -69,16 +69,17 @@ func (o *Options) makeSelfSigned(certFile, keyFile string) error {
 	return nil
 }
 
-// tlsConfig asks clients for a certificate, which the authenticator
-// verifies against the client CAs (clientCAs only tells clients which
-// to send): a request without one may still carry a bearer token.
-func (o *Options) tlsConfig(cert tls.Certificate, clientCAs *x509.CertPool) *tls.Config {
+// tlsConfig serves the certificate getCert gives at each handshake, and
+// asks clients for a certificate, which the authenticator verifies
+// against the client CAs (clientCAs only tells clients which to send): a
+// request without one may still carry a bearer token.
+func (o *Options) tlsConfig(getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error), clientCAs *x509.CertPool) *tls.Config {
 	return &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		MinVersion:   o.MinTLSVersion,
-		CipherSuites: o.CipherSuites,
-		ClientAuth:   tls.RequestClientCert,
-		ClientCAs:    clientCAs,
-		NextProtos:   []string{"http/1.1"},
+		GetCertificate: getCert,
+		MinVersion:     o.MinTLSVersion,
+		CipherSuites:   o.CipherSuites,
+		ClientAuth:     tls.RequestClientCert,
+		ClientCAs:      clientCAs,
+		NextProtos:     []string{"http/1.1"},
 	}
 }

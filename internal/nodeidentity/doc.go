@@ -21,6 +21,24 @@
 // request rides an old connection past its certificate's expiry; watches
 // see their connection end and their reflectors start them again.
 //
+// The node API's serving certificate comes from the cluster too, with
+// --rotate-server-certificates (Identity.NewServing, serving.go): the
+// node's own client submits a CSR for the kubernetes.io/kubelet-serving
+// signer, system:node:<name> in system:nodes, for the hostnames and IPs
+// the Node reports (none is asked for before it reports an IP), usages
+// digital signature and server auth (ECDSA P-256: no key encipherment).
+// The controller-manager does not approve such CSRs: the agent logs once
+// per CSR that it awaits approval, and until a certificate is issued the
+// node API's handshakes fail with an error that names the CSR. The pair
+// is kept as kubelet-server-current.pem in the cert dir, renewed at 70 to
+// 90 % of its life or when the Node's addresses change, and served
+// through tls.Config.GetCertificate, so the next handshake presents a
+// renewed one. Given --tls-cert-file too, that pair is served until the
+// cluster's is stored, as the kubelet does, and the log says which one
+// is served. Metrics: nodeagent_node_identity_serving_certificate_*
+// (expiration_timestamp_seconds, renewal_failures_total,
+// rotation_seconds), beside the client certificate's.
+//
 // Bounds: a kubeconfig, and each CA, certificate, key or token file it
 // names, is read up to 1 MiB, once (a token file is not re-read); each
 // request about a CSR takes at most 30 s; a bootstrap waits for its CSR at
@@ -35,4 +53,7 @@
 //	id, err := nodeidentity.New(ctx, nodeidentity.Options{NodeName: name, ...})
 //	cs, err := kubernetes.NewForConfig(id.RESTConfig())
 //	go id.Run(ctx) // rotation; ends with ctx
+//	serving, err := id.NewServing(nodeidentity.ServingOptions{Addresses: ...})
+//	tlsConfig.GetCertificate = serving.GetCertificate
+//	go serving.Run(ctx)
 package nodeidentity

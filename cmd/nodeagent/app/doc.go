@@ -37,6 +37,8 @@
 //	               apiserver source -> merger
 //	               agent.RunConnected: mirror pods, pod statuses
 //	nodeapi.go     node API (logs, exec, attach, port-forward; --port)
+//	                 <- serving certificate from the cluster (node identity,
+//	                 the Node's addresses; --rotate-server-certificates)
 //	events.go      events, queued from the start, sent once connected
 //
 // Stopping the process (SIGTERM, SIGINT) stops the agent, not the pods:

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,10 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/nodeapi"
+	"github.com/nodeagent/nodeagent/internal/nodeidentity"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
@@ -24,8 +28,9 @@ const systemLogDir = "/var/log"
 func (o *Options) addNodeAPIFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Address, "address", o.Address, "IP address the node API (logs, exec, attach, port-forward; connected mode only) listens on")
 	fs.Int32Var(&o.Port, "port", o.Port, "port of the node API, which the Node reports in status.daemonEndpoints; 0 disables it")
-	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate of the node API (with --tls-private-key-file); without both, a self-signed one is made in --cert-dir")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate of the node API (with --tls-private-key-file); without both, and without --rotate-server-certificates, a self-signed one is made in --cert-dir")
 	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "key of --tls-cert-file")
+	fs.BoolVar(&o.RotateServerCertificates, "rotate-server-certificates", o.RotateServerCertificates, "request the node API's serving certificate from the cluster (a CSR for the kubernetes.io/kubelet-serving signer, which someone must approve), keep it in --cert-dir and renew it before it expires; until one is issued the node API refuses TLS handshakes, or serves --tls-cert-file if given")
 	fs.StringVar(&o.TLSMinVersion, "tls-min-version", o.TLSMinVersion, "lowest TLS version the node API accepts: "+fmt.Sprint(cliflag.TLSPossibleVersions())+" (default VersionTLS12)")
 	fs.StringSliceVar(&o.TLSCipherSuites, "tls-cipher-suites", o.TLSCipherSuites, "cipher suites the node API offers for TLS 1.2 (TLS 1.3's are Go's); default: Go's. Possible values: "+fmt.Sprint(cliflag.TLSCipherPossibleValues()))
 	fs.BoolVar(&o.EnableSystemLogHandler, "enable-system-log-handler", o.EnableSystemLogHandler, "serve the node's system logs ("+systemLogDir+") under the node API's /logs/, to those the apiserver allows nodes/log")
@@ -47,6 +52,9 @@ func (o *Options) validateNodeAPI() []error {
 	if (o.TLSCertFile == "") != (o.TLSPrivateKeyFile == "") {
 		bad("--tls-cert-file and --tls-private-key-file go together")
 	}
+	if o.RotateServerCertificates && o.Port == 0 {
+		bad("--rotate-server-certificates needs the node API, which --port=0 disables")
+	}
 	if o.TLSMinVersion != "" {
 		if _, err := cliflag.TLSVersion(o.TLSMinVersion); err != nil {
 			bad("--tls-min-version: %v", err)
@@ -64,25 +72,65 @@ func (o *Options) validateNodeAPI() []error {
 }
 
 // nodeAPI builds the node API once connected, bound to its port, and
-// serves it until ctx ends; with --port=0 there is none.
-func (o *Options) nodeAPI(rt *runtime.Runtime, ag *agent.Agent, log logr.Logger) connectedPart {
+// serves it until ctx ends; with --port=0 there is none. With
+// --rotate-server-certificates its certificate is the cluster's, for the
+// addresses the Node reports, requested with the node's identity.
+func (o *Options) nodeAPI(rt *runtime.Runtime, ag *agent.Agent, conn *connection, nd *node.Node, reg metrics.KubeRegistry, log logr.Logger) connectedPart {
 	return func(ctx context.Context, client kubernetes.Interface) error {
-		api, err := o.newNodeAPI(client, rt, ag, log)
-		if err != nil || api == nil {
+		if o.Port == 0 {
+			log.Info("the node API is disabled (--port=0): kubectl logs, exec, attach and port-forward cannot reach this node")
+			return nil
+		}
+		var serving *nodeidentity.Serving
+		if o.RotateServerCertificates {
+			var err error
+			if serving, err = o.servingCertificate(conn.id, nd, reg, log); err != nil {
+				return err
+			}
+		}
+		api, err := o.newNodeAPI(client, rt, ag, serving, log)
+		if err != nil {
 			return err
 		}
-		return api.Run(ctx)
+		if serving == nil {
+			return api.Run(ctx)
+		}
+		// Renewals end with the server, and the server with ctx.
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		served := make(chan error, 1)
+		go func() {
+			err := api.Run(sctx)
+			cancel()
+			served <- err
+		}()
+		rerr := serving.Run(sctx)
+		return errors.Join(<-served, rerr)
 	}
 }
 
-// newNodeAPI builds the node API, bound to its port, or nil when --port
-// is 0. It is served in connected mode only: every request is
-// authenticated and authorized by the apiserver.
-func (o *Options) newNodeAPI(client kubernetes.Interface, rt *runtime.Runtime, ag *agent.Agent, log logr.Logger) (*nodeapi.Server, error) {
-	if o.Port == 0 {
-		log.Info("the node API is disabled (--port=0): kubectl logs, exec, attach and port-forward cannot reach this node")
-		return nil, nil
-	}
+// servingCertificate is the node API's certificate from the cluster
+// (--rotate-server-certificates), for the addresses of the Node as last
+// written or seen; none until it is registered.
+func (o *Options) servingCertificate(id *nodeidentity.Identity, nd *node.Node, reg metrics.KubeRegistry, log logr.Logger) (*nodeidentity.Serving, error) {
+	return id.NewServing(nodeidentity.ServingOptions{
+		Addresses: func() []corev1.NodeAddress {
+			n, err := nd.Current(context.Background())
+			if err != nil {
+				return nil
+			}
+			return n.Status.Addresses
+		},
+		CertFile: o.TLSCertFile, KeyFile: o.TLSPrivateKeyFile,
+		Logger: log.WithName("serving-certificate"), Registry: reg,
+	})
+}
+
+// newNodeAPI builds the node API, bound to its port. It is served in
+// connected mode only: every request is authenticated and authorized by
+// the apiserver. Its certificate is serving's when not nil, else
+// --tls-cert-file's or a self-signed one.
+func (o *Options) newNodeAPI(client kubernetes.Interface, rt *runtime.Runtime, ag *agent.Agent, serving *nodeidentity.Serving, log logr.Logger) (*nodeapi.Server, error) {
 	var logDir string
 	if o.EnableSystemLogHandler {
 		logDir = systemLogDir
@@ -100,9 +148,15 @@ func (o *Options) newNodeAPI(client kubernetes.Interface, rt *runtime.Runtime, a
 	if h, err := os.Hostname(); err == nil && h != o.NodeName {
 		hostnames = append(hostnames, h)
 	}
+	certFile, keyFile := o.TLSCertFile, o.TLSPrivateKeyFile
+	var getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	if serving != nil {
+		// serving reads --tls-cert-file itself, until it has its own.
+		certFile, keyFile, getCert = "", "", serving.GetCertificate
+	}
 	return nodeapi.New(nodeapi.Options{
-		Address: o.Address, Port: o.Port,
-		CertFile: o.TLSCertFile, KeyFile: o.TLSPrivateKeyFile, CertDir: o.CertDir,
+		Address: o.Address, Port: o.Port, GetCertificate: getCert,
+		CertFile: certFile, KeyFile: keyFile, CertDir: o.CertDir,
 		Hostnames: hostnames, IPs: ips,
 		MinTLSVersion: minVersion, CipherSuites: suites,
 		ClientCAFile: o.ClientCAFile, NodeName: o.NodeName, Client: client,

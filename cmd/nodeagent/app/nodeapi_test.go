@@ -16,6 +16,7 @@ func TestNodeAPIOptionsAreChecked(t *testing.T) {
 		{[]string{"--tls-min-version=VersionTLS99"}, "--tls-min-version: unknown tls version"},
 		{[]string{"--tls-cipher-suites=TLS_NOPE"}, "--tls-cipher-suites: Cipher suite TLS_NOPE not supported"},
 		{[]string{"--client-ca-file=/nonexistent/ca.crt"}, "--client-ca-file: stat /nonexistent/ca.crt"},
+		{[]string{"--rotate-server-certificates", "--port=0"}, "--rotate-server-certificates needs the node API, which --port=0 disables"},
 	} {
 		_, err := parseArgs(t, append([]string{"--manifest-dir=/m", "--node-name=node1"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -25,5 +26,13 @@ func TestNodeAPIOptionsAreChecked(t *testing.T) {
 	if _, err := parseArgs(t, "--manifest-dir=/m", "--node-name=node1", "--port=0", "--address=::1",
 		"--tls-min-version=VersionTLS13", "--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"); err != nil {
 		t.Errorf("valid node API options refused: %v", err)
+	}
+	// As the kubelet: --tls-cert-file is served until the cluster issues one.
+	o, err := parseArgs(t, "--manifest-dir=/m", "--node-name=node1", "--rotate-server-certificates",
+		"--tls-cert-file=/etc/a.crt", "--tls-private-key-file=/etc/a.key")
+	if err != nil {
+		t.Errorf("--rotate-server-certificates with --tls-cert-file refused: %v", err)
+	} else if !o.RotateServerCertificates {
+		t.Error("--rotate-server-certificates not set")
 	}
 }

@@ -87,9 +87,12 @@ type Options struct {
 	Port              int32
 	TLSCertFile       string
 	TLSPrivateKeyFile string
-	TLSMinVersion     string
-	TLSCipherSuites   []string
-	ClientCAFile      string
+	// RotateServerCertificates: the node API's certificate is requested
+	// from the cluster (kubelet-serving signer) and renewed.
+	RotateServerCertificates bool
+	TLSMinVersion            string
+	TLSCipherSuites          []string
+	ClientCAFile             string
 	// EnableSystemLogHandler serves /var/log under the node API's /logs/.
 	EnableSystemLogHandler bool
 

@@ -109,7 +109,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		}
 		parts = append(parts, part{"connection", conn.Run},
 			part{"node", conn.whenConnected(nd.Run)},
-			part{"node API", conn.whenConnected(o.nodeAPI(rt, ag, log))},
+			part{"node API", conn.whenConnected(o.nodeAPI(rt, ag, conn, nd, reg, log))},
 			part{"pod objects", conn.whenConnected(from.podObjects(nd, ag))},
 			part{"services", conn.whenConnected(from.services.Run)},
 			part{"runtime classes", conn.whenConnected(from.classes.Run)},
