@@ -123,8 +123,9 @@ func (r *Runtime) pull(ctx context.Context, spec *runtimeapi.ImageSpec, auths []
 
 // pullCredentials are the credentials for repository: those of the pod's
 // imagePullSecrets, read through Options.Sources (with the node's
-// identity), then the node's own (Options.NodeDockerConfigPaths), as the
-// kubelet orders them. A secret that cannot be read is skipped, as the
+// identity), then the node's own (Options.NodeDockerConfigPaths), then
+// the credential provider plugins' (Options.CredentialProviders), as the
+// kubelet orders them. A plugin that fails gives nothing (logged). A secret that cannot be read is skipped, as the
 // kubelet skips it: the pull may still succeed without it, and fails as a
 // pull if not; a docker config that does not parse fails the pull. Static
 // pods have no pull secrets (their sources refuse them): they get the
@@ -155,5 +156,5 @@ func (r *Runtime) pullCredentials(ctx context.Context, pod *corev1.Pod, reposito
 		}
 		out = append(out, kr.Lookup(repository)...)
 	}
-	return out, nil
+	return append(out, r.opts.CredentialProviders.Lookup(ctx, repository)...), nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/downward"
+	"github.com/nodeagent/nodeagent/internal/images"
 )
 
 // Options configure a Runtime. Only Endpoint is required.
@@ -69,6 +70,9 @@ type Options struct {
 	// may be (images.NodeDockerConfigPaths); the first file that exists
 	// is read at each pull. Empty: none.
 	NodeDockerConfigPaths []string
+	// CredentialProviders are the node's credential provider plugins,
+	// asked after the node's docker config; nil: none.
+	CredentialProviders *images.CredentialProviders
 
 	// ImagePullAlwaysIfAbsent makes pull policy Always act as
 	// IfNotPresent: a present image is used as it is, without asking the

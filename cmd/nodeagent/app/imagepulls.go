@@ -3,20 +3,48 @@ package app
 import (
 	"fmt"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
+
+	"github.com/nodeagent/nodeagent/internal/images"
 )
 
-// ImagePulls are how many image pulls run at once, under the kubelet's
-// flag names.
+// ImagePulls are how many image pulls run at once, and the node's
+// credential provider plugins, under the kubelet's flag names.
 type ImagePulls struct {
 	Serialize   bool
 	MaxParallel int
+
+	CredentialProviderConfig string
+	CredentialProviderBinDir string
 }
 
 func (o *Options) addImagePullFlags(fs *pflag.FlagSet) {
 	p := &o.ImagePulls
 	fs.BoolVar(&p.Serialize, "serialize-image-pulls", p.Serialize, "pull one image at a time, as the kubelet does by default; false allows --max-parallel-image-pulls at once. Containers asking for the same image with the same credentials at once always share one pull")
 	fs.IntVar(&p.MaxParallel, "max-parallel-image-pulls", p.MaxParallel, "with --serialize-image-pulls=false, the most image pulls at once (0: no bound)")
+	fs.StringVar(&p.CredentialProviderConfig, "image-credential-provider-config", p.CredentialProviderConfig,
+		"a CredentialProviderConfig file (kubelet.config.k8s.io/v1): the credential provider plugins asked for the credentials of the images they match, after the pod's pull secrets and the node's docker config; needs --image-credential-provider-bin-dir")
+	fs.StringVar(&p.CredentialProviderBinDir, "image-credential-provider-bin-dir", p.CredentialProviderBinDir,
+		"the directory of the plugins --image-credential-provider-config names")
+}
+
+// newCredentialProviders reads the credential provider plugins' config;
+// nil without one.
+func (p ImagePulls) newCredentialProviders(log logr.Logger) (*images.CredentialProviders, error) {
+	if p.CredentialProviderConfig == "" {
+		return nil, nil
+	}
+	cp, err := images.NewCredentialProviders(images.CredentialProviderOptions{
+		ConfigPath: p.CredentialProviderConfig,
+		BinDir:     p.CredentialProviderBinDir,
+		Logger:     log.WithName("credential-providers"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--image-credential-provider-config: %w", err)
+	}
+	log.Info("Credential provider plugins", "providers", cp.String())
+	return cp, nil
 }
 
 // parallelPulls is the runtime's bound on pulls at once: 1 when
@@ -36,6 +64,9 @@ func (o *Options) validateImagePulls() []error {
 	}
 	if p.Serialize && p.MaxParallel > 1 {
 		errs = append(errs, fmt.Errorf("--max-parallel-image-pulls=%d needs --serialize-image-pulls=false (pulls are serialized by default)", p.MaxParallel))
+	}
+	if (p.CredentialProviderConfig == "") != (p.CredentialProviderBinDir == "") {
+		errs = append(errs, fmt.Errorf("--image-credential-provider-config and --image-credential-provider-bin-dir go together: set both or neither"))
 	}
 	return errs
 }

@@ -34,6 +34,10 @@ func (o *Options) newCgroups(log logr.Logger) (*cgroups.Manager, error) {
 // so it is checked first. The machine's memory sets the OOM score
 // adjustment of Burstable containers.
 func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiObjects, machine node.Machine, log logr.Logger) (*runtime.Runtime, error) {
+	creds, err := o.ImagePulls.newCredentialProviders(log)
+	if err != nil {
+		return nil, err
+	}
 	opts := runtime.Options{
 		Endpoint:       o.CRIEndpoint,
 		RequestTimeout: o.RuntimeRequestTimeout,
@@ -46,6 +50,7 @@ func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiO
 		MaxParallelImagePulls:   o.ImagePulls.parallelPulls(),
 		// The node's registry credentials, where the kubelet looks.
 		NodeDockerConfigPaths: images.NodeDockerConfigPaths(o.RootDir),
+		CredentialProviders:   creds,
 		// Localhost seccomp profiles, where the kubelet keeps them.
 		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
 		// Volumes relabelled for their containers where SELinux runs.
