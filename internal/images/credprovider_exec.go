@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,7 +54,10 @@ func execPlugin(ctx context.Context, bin string, p kubeletconfigv1.CredentialPro
 	stdout := &boundedBuffer{max: maxPluginStdout, err: errPluginOutputTooLarge}
 	stderr := &boundedBuffer{max: maxPluginStderr}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req), stdout, stderr
-	// A plugin's children holding its pipes must not keep the run going.
+	// At the timeout the plugin's process group is killed, its children
+	// too; any left holding its pipes do not keep the run going.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	err = cmd.Run()
 	switch {

@@ -237,7 +237,7 @@ func TestCredentialProvidersFailures(t *testing.T) {
 	}{
 		{"exit status", `echo "no such account" >&2; exit 3`, "", "exit status 3: no such account"},
 		{"stderr bounded", `head -c 100000 /dev/zero | tr '\0' e >&2; exit 1`, "", "exit status 1: " + strings.Repeat("e", maxPluginStderr) + `"`},
-		{"hangs", `exec sleep 60`, "", "killed after 2s"},
+		{"hangs", `sleep 60; echo done`, "", "killed after 2s"},
 		{"not JSON", `echo "user:password"`, "", "answer is not JSON"},
 		{"wrong version", good, `{"apiVersion": "credentialprovider.kubelet.k8s.io/v1beta1", "kind": "CredentialProviderResponse", "cacheKeyType": "Image"}`,
 			`answered apiVersion "credentialprovider.kubelet.k8s.io/v1beta1"`},
