@@ -22,7 +22,7 @@ import (
 // the variable PLUGIN_VAR, then does what the test wrote to "then"
 // (default: print the file "response").
 type testPlugin struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	cp    *CredentialProviders
 	clock *clocktesting.FakeClock
@@ -55,7 +55,7 @@ providers:
 %s`, matchImages, defaultCache, dir, extra)
 }
 
-func newTestPlugin(t *testing.T, matchImages, defaultCache string) *testPlugin {
+func newTestPlugin(t testing.TB, matchImages, defaultCache string) *testPlugin {
 	t.Helper()
 	dir := t.TempDir()
 	p := &testPlugin{t: t, dir: dir, clock: clocktesting.NewFakeClock(time.Unix(1e9, 0)), log: &logBuffer{}}
@@ -316,5 +316,21 @@ func TestCredentialProvidersCallerLeaves(t *testing.T) {
 	}
 	if n := p.runs(); n != 1 {
 		t.Errorf("plugin ran %d times, want once", n)
+	}
+}
+
+// BenchmarkCredentialProvidersLookup: a lookup answered from the cache
+// against one that runs the plugin (a shell script) each time.
+func BenchmarkCredentialProvidersLookup(b *testing.B) {
+	for _, bc := range []struct{ name, duration string }{{"cached", "1h"}, {"plugin run", "0s"}} {
+		b.Run(bc.name, func(b *testing.B) {
+			p := newTestPlugin(b, `["*.example.com"]`, "1h")
+			p.respond("Image", bc.duration, `{"*.example.com": {"username": "u", "password": "p"}}`)
+			for b.Loop() {
+				if got := p.lookup("a.example.com/app"); len(got) != 1 {
+					b.Fatalf("credentials %v", got)
+				}
+			}
+		})
 	}
 }
