@@ -10,6 +10,17 @@
 // path prefix; the most specific entry first; Docker Hub's own entry for
 // images of the default registry.
 //
+// CredentialProviders are the node's credential provider plugins, the
+// kubelet's (--image-credential-provider-config and -bin-dir): a
+// CredentialProviderConfig (kubelet.config.k8s.io/v1) validated as the
+// kubelet validates it, and the exec protocol of
+// credentialprovider.kubelet.k8s.io/v1 for an image a provider's
+// matchImages cover, its answer bounded in size and time, decoded
+// strictly, its auth map's keys matched as a Keyring's locations, and
+// cached by its cacheKeyType (Image, Registry, Global) for its
+// cacheDuration or the provider's default. Service account tokens for
+// plugins (tokenAttributes) are not implemented, and refused.
+//
 //	kr, err := images.KeyringFromSecrets(secrets)
 //	for _, auth := range kr.Lookup("registry.example.com/team/app") {
 //		// try a pull with auth; the first that succeeds wins

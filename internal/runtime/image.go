@@ -167,12 +167,14 @@ func (r *Runtime) mustVerifyPull(ctx context.Context, pod *corev1.Pod, ref image
 
 // pullCredentials are the credentials for repository: those of the pod's
 // imagePullSecrets, read through Options.Sources (with the node's
-// identity), then the node's own (Options.NodeDockerConfigPaths), as the
+// identity), then the node's own (Options.NodeDockerConfigPaths), then
+// the credential provider plugins' (Options.CredentialProviders), as the
 // kubelet orders them. A secret that cannot be read is skipped, as the
 // kubelet skips it: the pull may still succeed without it, and fails as a
-// pull if not; a docker config that does not parse fails the pull. Static
-// pods have no pull secrets (their sources refuse them): they get the
-// node's credentials only.
+// pull if not; a docker config that does not parse fails the pull; a
+// plugin that fails gives nothing (logged). Static pods have no pull
+// secrets (their sources refuse them): they get the node's credentials
+// only, the docker config's and the plugins'.
 func (r *Runtime) pullCredentials(ctx context.Context, pod *corev1.Pod, repository string) ([]images.AuthConfig, error) {
 	var out []images.AuthConfig
 	if len(pod.Spec.ImagePullSecrets) > 0 && r.opts.Sources != nil && !podtypes.IsStaticPod(pod) {
@@ -199,5 +201,5 @@ func (r *Runtime) pullCredentials(ctx context.Context, pod *corev1.Pod, reposito
 		}
 		out = append(out, kr.Lookup(repository)...)
 	}
-	return out, nil
+	return append(out, r.opts.CredentialProviders.Lookup(ctx, repository)...), nil
 }

@@ -16,6 +16,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	critest "k8s.io/cri-api/pkg/apis/testing"
 
+	"github.com/nodeagent/nodeagent/internal/images"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
@@ -128,7 +129,8 @@ func TestSyncPodPullCredentials(t *testing.T) {
 		name      string
 		secrets   []string
 		static    bool
-		node      bool // the node has a docker config for the registry
+		node      string // the password of the node's docker config for the registry; empty: none
+		plugin    bool   // a credential provider plugin answers for the registry
 		wantErr   error
 		wantPulls []string
 	}{
@@ -143,21 +145,30 @@ func TestSyncPodPullCredentials(t *testing.T) {
 		{name: "an unparsable secret fails the pull", secrets: []string{"bad", "right"}, wantErr: ErrImagePull},
 		{name: "a static pod has none", secrets: []string{"right"}, static: true, wantErr: ErrImagePull,
 			wantPulls: []string{"r.example.com/team/app:1"}},
-		{name: "a static pod has the node's", static: true, node: true,
+		{name: "a static pod has the node's", static: true, node: "right",
 			wantPulls: []string{"r.example.com/team/app:1 as node:right"}},
-		{name: "the pod's secrets first, then the node's", secrets: []string{"wrong"}, node: true,
+		{name: "the pod's secrets first, then the node's", secrets: []string{"wrong"}, node: "right",
 			wantPulls: []string{"r.example.com/team/app:1 as u:wrong", "r.example.com/team/app:1 as node:right"}},
+		{name: "a static pod has the plugin's", static: true, plugin: true,
+			wantPulls: []string{"r.example.com/team/app:1 as plugin:right"}},
+		{name: "the pod's secrets, the node's docker config, then the plugin's", secrets: []string{"wrong"}, node: "wrong", plugin: true,
+			wantPulls: []string{"r.example.com/team/app:1 as u:wrong", "r.example.com/team/app:1 as node:wrong", "r.example.com/team/app:1 as plugin:right"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nodeConfig := filepath.Join(t.TempDir(), "config.json")
-			if tc.node {
-				if err := os.WriteFile(nodeConfig, []byte(`{"auths": {"r.example.com": {"username": "node", "password": "right"}}}`), 0o600); err != nil {
+			if tc.node != "" {
+				if err := os.WriteFile(nodeConfig, []byte(`{"auths": {"r.example.com": {"username": "node", "password": "`+tc.node+`"}}}`), 0o600); err != nil {
 					t.Fatal(err)
 				}
+			}
+			var plugins *images.CredentialProviders
+			if tc.plugin {
+				plugins = answeringPlugin(t, "r.example.com", `{"r.example.com": {"username": "plugin", "password": "right"}}`)
 			}
 			w, reg := imageWorld(t, func(o *Options) {
 				o.Sources = sources
 				o.NodeDockerConfigPaths = []string{nodeConfig}
+				o.CredentialProviders = plugins
 			})
 			reg.password = "right"
 			pod := newPod(func(p *corev1.Pod) {
@@ -177,6 +188,28 @@ func TestSyncPodPullCredentials(t *testing.T) {
 			}
 		})
 	}
+}
+
+// answeringPlugin is a credential provider plugin for images of
+// matchImage, a shell script that answers auth, uncached.
+func answeringPlugin(t *testing.T, matchImage, auth string) *images.CredentialProviders {
+	t.Helper()
+	dir := t.TempDir()
+	resp := `{"apiVersion": "credentialprovider.kubelet.k8s.io/v1", "kind": "CredentialProviderResponse", "cacheKeyType": "Image", "auth": ` + auth + `}`
+	script := "#!/bin/sh\ncat >/dev/null\ncat <<'EOF'\n" + resp + "\nEOF\n"
+	config := `{"apiVersion": "kubelet.config.k8s.io/v1", "kind": "CredentialProviderConfig", "providers": [{"name": "answer",
+		"apiVersion": "credentialprovider.kubelet.k8s.io/v1", "matchImages": ["` + matchImage + `"], "defaultCacheDuration": "0s"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "answer"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := images.NewCredentialProviders(images.CredentialProviderOptions{ConfigPath: filepath.Join(dir, "config.json"), BinDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp
 }
 
 // A failed pull backs off, per pod and image: 10 s, then doubling; each

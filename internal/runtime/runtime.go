@@ -70,6 +70,9 @@ type Options struct {
 	// may be (images.NodeDockerConfigPaths); the first file that exists
 	// is read at each pull. Empty: none.
 	NodeDockerConfigPaths []string
+	// CredentialProviders are the node's credential provider plugins,
+	// asked after the node's docker config; nil: none.
+	CredentialProviders *images.CredentialProviders
 
 	// PullRecords remembers which credentials pulled each image, so that
 	// a pod may use a present image only with the right to it (the

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
 
 	"github.com/nodeagent/nodeagent/internal/images"
 )
 
-// ImagePulls are how many image pulls run at once, under the kubelet's
+// ImagePulls are how many image pulls run at once, who may use a present
+// image, and the node's credential provider plugins, under the kubelet's
 // flag names.
 type ImagePulls struct {
 	Serialize   bool
@@ -18,6 +20,9 @@ type ImagePulls struct {
 	// must show its right to (images.VerifyPolicy).
 	VerifyPolicy    string
 	VerifyAllowlist []string
+
+	CredentialProviderConfig string
+	CredentialProviderBinDir string
 }
 
 func (o *Options) addImagePullFlags(fs *pflag.FlagSet) {
@@ -28,12 +33,34 @@ func (o *Options) addImagePullFlags(fs *pflag.FlagSet) {
 		fmt.Sprintf("which present images a pod must show its right to before it uses them, as the kubelet's imagePullCredentialsVerificationPolicy: %v. An image the agent pulled with a pod's pull secret is then used by another pod only if it holds the same credentials; otherwise it pulls the image itself and the registry decides", images.VerifyPolicies))
 	fs.StringSliceVar(&p.VerifyAllowlist, "preloaded-images-verification-allowlist", p.VerifyAllowlist,
 		"with --image-pull-credentials-verification-policy=NeverVerifyAllowlistedImages, the images every pod may use when present: fully qualified repositories (registry/path/name), or prefixes ending in /*")
+	fs.StringVar(&p.CredentialProviderConfig, "image-credential-provider-config", p.CredentialProviderConfig,
+		"a CredentialProviderConfig file (kubelet.config.k8s.io/v1): the credential provider plugins asked for the credentials of the images they match, after the pod's pull secrets and the node's docker config; needs --image-credential-provider-bin-dir")
+	fs.StringVar(&p.CredentialProviderBinDir, "image-credential-provider-bin-dir", p.CredentialProviderBinDir,
+		"the directory of the plugins --image-credential-provider-config names")
 }
 
 // pullRecords opens the records of which credentials pulled each image,
 // under the root dir, as the kubelet keeps them under its own.
 func (o *Options) pullRecords() (*images.PullRecords, error) {
 	return images.OpenPullRecords(filepath.Join(o.RootDir, "image-pull-records"), images.VerifyPolicy(o.ImagePulls.VerifyPolicy), o.ImagePulls.VerifyAllowlist)
+}
+
+// newCredentialProviders reads the credential provider plugins' config;
+// nil without one.
+func (p ImagePulls) newCredentialProviders(log logr.Logger) (*images.CredentialProviders, error) {
+	if p.CredentialProviderConfig == "" {
+		return nil, nil
+	}
+	cp, err := images.NewCredentialProviders(images.CredentialProviderOptions{
+		ConfigPath: p.CredentialProviderConfig,
+		BinDir:     p.CredentialProviderBinDir,
+		Logger:     log.WithName("credential-providers"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--image-credential-provider-config: %w", err)
+	}
+	log.Info("Credential provider plugins", "providers", cp.String())
+	return cp, nil
 }
 
 // parallelPulls is the runtime's bound on pulls at once: 1 when
@@ -56,6 +83,9 @@ func (o *Options) validateImagePulls() []error {
 	}
 	if err := images.ValidateVerifyPolicy(images.VerifyPolicy(p.VerifyPolicy), p.VerifyAllowlist); err != nil {
 		errs = append(errs, fmt.Errorf("--image-pull-credentials-verification-policy, --preloaded-images-verification-allowlist: %w", err))
+	}
+	if (p.CredentialProviderConfig == "") != (p.CredentialProviderBinDir == "") {
+		errs = append(errs, fmt.Errorf("--image-credential-provider-config and --image-credential-provider-bin-dir go together: set both or neither"))
 	}
 	return errs
 }

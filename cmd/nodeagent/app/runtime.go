@@ -38,6 +38,10 @@ func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiO
 	if err != nil {
 		return nil, err
 	}
+	creds, err := o.ImagePulls.newCredentialProviders(log)
+	if err != nil {
+		return nil, err
+	}
 	opts := runtime.Options{
 		Endpoint:       o.CRIEndpoint,
 		RequestTimeout: o.RuntimeRequestTimeout,
@@ -52,6 +56,7 @@ func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiO
 		PullRecords: records,
 		// The node's registry credentials, where the kubelet looks.
 		NodeDockerConfigPaths: images.NodeDockerConfigPaths(o.RootDir),
+		CredentialProviders:   creds,
 		// Localhost seccomp profiles, where the kubelet keeps them.
 		SeccompProfileRoot: filepath.Join(o.RootDir, "seccomp"),
 		// Volumes relabelled for their containers where SELinux runs.

@@ -1,0 +1,144 @@
+package images
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kubeletconfigv1 "k8s.io/kubelet/config/v1"
+	credentialproviderv1 "k8s.io/kubelet/pkg/apis/credentialprovider/v1"
+)
+
+// maxProviderConfigBytes bounds the credential provider config file: a
+// few providers fit in a few kilobytes.
+const maxProviderConfigBytes = 1 << 20
+
+// codecs decode the provider config and the plugins' answers strictly: an
+// unknown or duplicated field is an error, not ignored.
+var codecs = func() serializer.CodecFactory {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{kubeletconfigv1.AddToScheme, credentialproviderv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			panic(err) // only on a programming error: the types are registered once
+		}
+	}
+	return serializer.NewCodecFactory(scheme, serializer.EnableStrict)
+}()
+
+// readProviderConfig reads and validates a CredentialProviderConfig file
+// (kubelet.config.k8s.io/v1, JSON or YAML) and resolves each provider's
+// executable in binDir. Errors name the file, and the provider and field
+// at fault.
+func readProviderConfig(path, binDir string) ([]kubeletconfigv1.CredentialProvider, map[string]string, error) {
+	f, err := os.Open(path) // #nosec G304 -- the node's own config, named by a flag
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxProviderConfigBytes+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > maxProviderConfigBytes {
+		return nil, nil, fmt.Errorf("%s: larger than %d bytes", path, maxProviderConfigBytes)
+	}
+	cfg := &kubeletconfigv1.CredentialProviderConfig{}
+	obj, gvk, err := codecs.UniversalDeserializer().Decode(data, nil, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if obj != cfg {
+		return nil, nil, fmt.Errorf("%s: a %s, want a CredentialProviderConfig of %s", path, gvk, kubeletconfigv1.SchemeGroupVersion)
+	}
+	if errs := validateProviders(cfg); len(errs) > 0 {
+		return nil, nil, fmt.Errorf("%s: %w", path, errs.ToAggregate())
+	}
+	bins := map[string]string{}
+	for i, p := range cfg.Providers {
+		// LookPath: an executable file, not merely a name that exists.
+		bin, err := exec.LookPath(filepath.Join(binDir, p.Name))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: providers[%d] %q: no executable in the bin dir: %w", path, i, p.Name, err)
+		}
+		bins[p.Name] = bin
+	}
+	return cfg.Providers, bins, nil
+}
+
+// validateProviders applies the kubelet's rules to the config; each error
+// carries the field's path (providers[1].matchImages[0]) and the
+// provider's name.
+func validateProviders(cfg *kubeletconfigv1.CredentialProviderConfig) field.ErrorList {
+	var errs field.ErrorList
+	root := field.NewPath("providers")
+	if len(cfg.Providers) == 0 {
+		errs = append(errs, field.Required(root, "at least one provider"))
+	}
+	seen := map[string]bool{}
+	for i, p := range cfg.Providers {
+		at := root.Index(i)
+		named := func(e *field.Error) *field.Error {
+			e.Detail = fmt.Sprintf("provider %q: %s", p.Name, e.Detail)
+			return e
+		}
+		switch {
+		case p.Name == "":
+			errs = append(errs, named(field.Required(at.Child("name"), "the plugin's file name in the bin dir")))
+		case p.Name == "." || p.Name == ".." || strings.ContainsAny(p.Name, "/ "):
+			errs = append(errs, named(field.Invalid(at.Child("name"), p.Name, "must be a plain file name in the bin dir, without '/' or spaces")))
+		case seen[p.Name]:
+			errs = append(errs, named(field.Duplicate(at.Child("name"), p.Name)))
+		}
+		seen[p.Name] = true
+		if p.APIVersion != credentialproviderv1.SchemeGroupVersion.String() {
+			errs = append(errs, named(field.NotSupported(at.Child("apiVersion"), p.APIVersion, []string{credentialproviderv1.SchemeGroupVersion.String()})))
+		}
+		if len(p.MatchImages) == 0 {
+			errs = append(errs, named(field.Required(at.Child("matchImages"), "at least one image pattern")))
+		}
+		for j, m := range p.MatchImages {
+			if err := validImagePattern(m); err != nil {
+				errs = append(errs, named(field.Invalid(at.Child("matchImages").Index(j), m, err.Error())))
+			}
+		}
+		switch {
+		case p.DefaultCacheDuration == nil:
+			errs = append(errs, named(field.Required(at.Child("defaultCacheDuration"), "0 for answers never cached")))
+		case p.DefaultCacheDuration.Duration < 0:
+			errs = append(errs, named(field.Invalid(at.Child("defaultCacheDuration"), p.DefaultCacheDuration.Duration.String(), "must not be negative")))
+		}
+		if p.TokenAttributes != nil {
+			errs = append(errs, named(field.Forbidden(at.Child("tokenAttributes"), "service account tokens for plugins are not implemented by nodeagent")))
+		}
+		for j, e := range p.Env {
+			if e.Name == "" || strings.Contains(e.Name, "=") {
+				errs = append(errs, named(field.Invalid(at.Child("env").Index(j).Child("name"), e.Name, "must be a variable name, not empty and without '='")))
+			}
+		}
+	}
+	return errs
+}
+
+// validImagePattern checks a matchImages entry as the keyring will read
+// it: a location "host[:port][/path]", its host's labels valid globs.
+func validImagePattern(pattern string) error {
+	key, ok := locationKey(pattern)
+	if !ok || pattern == "" {
+		return errors.New("not a registry location host[:port][/path]")
+	}
+	host, _, _ := strings.Cut(key, "/")
+	labels, _ := splitHost(host)
+	for _, l := range labels {
+		if _, err := filepath.Match(l, ""); err != nil {
+			return fmt.Errorf("host label %q: %w", l, err)
+		}
+	}
+	return nil
+}
