@@ -116,10 +116,13 @@ type Options struct {
 	// Sysctls admits the sysctls of every pod, static or not (default:
 	// the safe sysctls namespaced on every kernel, and nothing else).
 	Sysctls *admission.Sysctls
-	// Registry receives the agent's metrics; nil registers none.
-	Registry metrics.KubeRegistry
-	Logger   logr.Logger
-	Clock    clock.WithTicker
+	// Registry receives the agent's metrics, ProbeRegistry the prober's
+	// (which the kubelet serves apart, on /metrics/probes); nil registers
+	// none.
+	Registry      metrics.KubeRegistry
+	ProbeRegistry metrics.KubeRegistry
+	Logger        logr.Logger
+	Clock         clock.WithTicker
 }
 
 // withDefaults reports every invalid option at once, each wrapping

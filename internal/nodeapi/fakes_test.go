@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,26 @@ type fakeRuntime struct {
 	// removedLogs: the newest log left by a removed container, by name.
 	removedLogs map[string]string
 	execs       [][]string
+	// logDir holds the pods' log directories; pods what GetPods lists.
+	logDir string
+	pods   []*runtime.Pod
+}
+
+func (f *fakeRuntime) GetPods(context.Context) ([]*runtime.Pod, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pods, nil
+}
+
+// fakeImageFsUsed is what the fake runtime's images take.
+const fakeImageFsUsed = 7 << 20
+
+func (f *fakeRuntime) ImageFilesystem(context.Context) (runtime.ImageFs, error) {
+	return runtime.ImageFs{Mountpoint: f.logDir, UsedBytes: fakeImageFsUsed}, nil
+}
+
+func (f *fakeRuntime) PodLogDir(pod *corev1.Pod) string {
+	return filepath.Join(f.logDir, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID))
 }
 
 func (f *fakeRuntime) GetPodStatus(_ context.Context, uid types.UID) (*runtime.PodStatus, error) {
@@ -88,7 +109,8 @@ func (f *fakeRuntime) ContainerStats(context.Context) ([]runtime.ContainerUsage,
 	at := time.Unix(1700000000, 0)
 	return []runtime.ContainerUsage{
 		{ID: "app-2", Name: "app", PodUID: "uid-1", PodName: "web", PodNamespace: "default",
-			CPU: 1500 * time.Millisecond, CPUTime: at, HasCPU: true, MemoryWorkingSet: 1 << 20, MemoryTime: at, HasMemory: true},
+			CPU: 1500 * time.Millisecond, CPUTime: at, HasCPU: true, MemoryWorkingSet: 1 << 20, MemoryTime: at, HasMemory: true,
+			WritableLayer: 3 << 10},
 		{ID: "side-1", Name: "side", PodUID: "uid-1", PodName: "web", PodNamespace: "default",
 			CPU: 500 * time.Millisecond, CPUTime: at, HasCPU: true, MemoryWorkingSet: 1 << 20, MemoryTime: at, HasMemory: true},
 	}, nil

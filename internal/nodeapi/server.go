@@ -98,6 +98,7 @@ func (s *Server) routes() http.Handler {
 	}
 	mux.HandleFunc("POST /run/{namespace}/{pod}/{container}", s.serveRun)
 	mux.HandleFunc("POST /run/{namespace}/{pod}/{uid}/{container}", s.serveRun)
+	s.addEndpoints(mux)
 	return cleanPaths(mux)
 }
 

@@ -44,6 +44,7 @@ type agentParts struct {
 	events  *events          // nil: standalone mode
 	from    apiObjects
 	reg     metrics.KubeRegistry
+	probes  metrics.KubeRegistry
 }
 
 // newAgent builds the agent, which syncs the pods of the sources on the
@@ -76,6 +77,7 @@ func (o *Options) newAgent(p agentParts, log logr.Logger) (*agent.Agent, error) 
 		HousekeepingInterval: o.HousekeepingInterval,
 		Sysctls:              sysctls,
 		Registry:             p.reg,
+		ProbeRegistry:        p.probes,
 		Logger:               log,
 		Clock:                clock.RealClock{},
 	}

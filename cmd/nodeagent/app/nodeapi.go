@@ -3,19 +3,23 @@ package app
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"os"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/nodeapi"
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/volumes"
 )
 
 func (o *Options) addNodeAPIFlags(fs *pflag.FlagSet) {
@@ -25,6 +29,7 @@ func (o *Options) addNodeAPIFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "key of --tls-cert-file")
 	fs.StringVar(&o.TLSMinVersion, "tls-min-version", o.TLSMinVersion, "lowest TLS version the node API accepts: "+fmt.Sprint(cliflag.TLSPossibleVersions())+" (default VersionTLS12)")
 	fs.StringSliceVar(&o.TLSCipherSuites, "tls-cipher-suites", o.TLSCipherSuites, "cipher suites the node API offers for TLS 1.2 (TLS 1.3's are Go's); default: Go's. Possible values: "+fmt.Sprint(cliflag.TLSCipherPossibleValues()))
+	fs.BoolVar(&o.EnableProfilingHandler, "enable-profiling-handler", o.EnableProfilingHandler, "serve Go's pprof profiles under /debug/pprof/ on the node API, to whom the apiserver allows nodes/proxy (as the kubelet's enableProfilingHandler); --profiling serves them on --serve-address, unauthenticated")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle whose client certificates authenticate requests to the node API (the apiserver's --kubelet-client-certificate must be signed by one); without it only bearer tokens, reviewed by the apiserver, do")
 }
 
@@ -59,11 +64,20 @@ func (o *Options) validateNodeAPI() []error {
 	return errs
 }
 
+// nodeAPIParts are what the node API reads: the runtime, the agent's
+// pods, the emptyDirs, and the metrics registries it serves.
+type nodeAPIParts struct {
+	rt          *runtime.Runtime
+	agent       *agent.Agent
+	vols        *volumes.Manager
+	reg, probes metrics.KubeRegistry
+}
+
 // nodeAPI builds the node API once connected, bound to its port, and
 // serves it until ctx ends; with --port=0 there is none.
-func (o *Options) nodeAPI(rt *runtime.Runtime, ag *agent.Agent, log logr.Logger) connectedPart {
+func (o *Options) nodeAPI(p nodeAPIParts, log logr.Logger) connectedPart {
 	return func(ctx context.Context, client kubernetes.Interface) error {
-		api, err := o.newNodeAPI(client, rt, ag, log)
+		api, err := o.newNodeAPI(client, p, log)
 		if err != nil || api == nil {
 			return err
 		}
@@ -74,7 +88,7 @@ func (o *Options) nodeAPI(rt *runtime.Runtime, ag *agent.Agent, log logr.Logger)
 // newNodeAPI builds the node API, bound to its port, or nil when --port
 // is 0. It is served in connected mode only: every request is
 // authenticated and authorized by the apiserver.
-func (o *Options) newNodeAPI(client kubernetes.Interface, rt *runtime.Runtime, ag *agent.Agent, log logr.Logger) (*nodeapi.Server, error) {
+func (o *Options) newNodeAPI(client kubernetes.Interface, p nodeAPIParts, log logr.Logger) (*nodeapi.Server, error) {
 	if o.Port == 0 {
 		log.Info("the node API is disabled (--port=0): kubectl logs, exec, attach and port-forward cannot reach this node")
 		return nil, nil
@@ -98,7 +112,11 @@ func (o *Options) newNodeAPI(client kubernetes.Interface, rt *runtime.Runtime, a
 		Hostnames: hostnames, IPs: ips,
 		MinTLSVersion: minVersion, CipherSuites: suites,
 		ClientCAFile: o.ClientCAFile, NodeName: o.NodeName, Client: client,
-		Runtime: rt, Pods: agentPods(ag), NodeUsage: node.ReadUsage,
+		Runtime: p.rt, Pods: agentPods(p.agent), NodeUsage: node.ReadUsage,
+		RootDir: o.RootDir, VolumeUsage: func(uid types.UID, volume string) (int64, error) {
+			return p.vols.EmptyDirUsage(uid, volume, math.MaxInt64)
+		},
+		Metrics: p.reg, ProbeMetrics: p.probes, Config: o.kubeletConfig(), Profiling: o.EnableProfilingHandler,
 		Logger: log,
 	})
 }

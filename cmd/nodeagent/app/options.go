@@ -89,6 +89,9 @@ type Options struct {
 	TLSMinVersion     string
 	TLSCipherSuites   []string
 	ClientCAFile      string
+	// EnableProfilingHandler serves Go's profiles on the node API, behind
+	// its authorization (nodes/proxy), as the kubelet's field of the name.
+	EnableProfilingHandler bool
 
 	LocalAPISocket string
 	ServeAddress   string
@@ -127,6 +130,7 @@ func NewOptions() *Options {
 		ObjectChangeDetection:     string(podobjects.Watch),
 		Address:                   "0.0.0.0",
 		Port:                      10250,
+		EnableProfilingHandler:    true,
 		GCPercent:                 50,
 		Logging:                   logsapi.NewLoggingConfiguration(),
 	}

@@ -28,7 +28,7 @@ type serving struct {
 
 // newServing binds addr at once, so that a taken port fails the start
 // with a clear error instead of a part failing later.
-func newServing(addr string, reg metrics.KubeRegistry, ready func() error, profiling bool, log logr.Logger) (*serving, error) {
+func newServing(addr string, reg metrics.Gatherer, ready func() error, profiling bool, log logr.Logger) (*serving, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--serve-address %s: %w", addr, err)
