@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/component-base/metrics"
 
@@ -97,7 +96,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	}
 	parts = append(parts, sources.runs()...)
 	if o.ServeAddress != "" {
-		serve, err := newServing(o.ServeAddress, prometheus.Gatherers{reg, probes}, ready, o.Profiling, log)
+		serve, err := newServing(o.ServeAddress, localMetrics(reg, probes), ready, o.Profiling, log)
 		if err != nil {
 			return err
 		}
