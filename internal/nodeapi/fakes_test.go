@@ -52,6 +52,14 @@ func (f *fakeRuntime) ImageFilesystem(context.Context) (runtime.ImageFs, error) 
 	return runtime.ImageFs{Mountpoint: f.logDir, UsedBytes: fakeImageFsUsed}, nil
 }
 
+func (f *fakeRuntime) PodNetworks(context.Context) (map[types.UID]runtime.PodNetwork, error) {
+	return map[types.UID]runtime.PodNetwork{"uid-1": {
+		Time:       time.Unix(1700000002, 0),
+		Default:    runtime.InterfaceUsage{Name: "eth0", RxBytes: 1000, TxBytes: 2000},
+		Interfaces: []runtime.InterfaceUsage{{Name: "eth0", RxBytes: 1000, TxBytes: 2000}},
+	}}, nil
+}
+
 func (f *fakeRuntime) PodLogDir(pod *corev1.Pod) string {
 	return filepath.Join(f.logDir, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID))
 }

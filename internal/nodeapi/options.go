@@ -34,6 +34,7 @@ type Runtime interface {
 	GetPods(ctx context.Context) ([]*runtime.Pod, error)
 	ImageFilesystem(ctx context.Context) (runtime.ImageFs, error)
 	PodLogDir(pod *corev1.Pod) string
+	PodNetworks(ctx context.Context) (map[types.UID]runtime.PodNetwork, error)
 }
 
 // Options configure a Server. NodeName, Client, Runtime, Pods and a

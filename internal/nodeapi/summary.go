@@ -11,12 +11,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
 // serveSummary answers /stats/summary (nodes/stats) with the CPU, memory
 // and filesystem figures the agent has: the node's, and each running
-// container's and pod's from the runtime's stats (fsstats.go). Network
-// and process figures are not there yet. usageNanoCores is the rate since the
+// container's and pod's from the runtime's stats (fsstats.go), and each
+// pod's network counters from its sandbox's. The node's network and the
+// process figures are not there yet. usageNanoCores is the rate since the
 // previous request that saw the same container (or node, or pod), as the
 // kubelet's is the rate over its last sampling interval; the first
 // request has none.
@@ -54,6 +57,10 @@ func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
 		cpuAt, memAt   time.Time
 		hasCPU, hasMem bool
 		ephemeral      uint64
+	}
+	networks, err := s.opts.Runtime.PodNetworks(ctx)
+	if err != nil {
+		s.log.V(2).Info("reading the pods' network counters", "err", err)
 	}
 	pods := map[types.UID]*podSum{}
 	var order []types.UID
@@ -95,6 +102,9 @@ func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
 		var volumes uint64
 		p.stats.VolumeStats, volumes = s.volumes(fss, specs[uid], fsAt)
 		p.stats.EphemeralStorage = usage(fss.node, p.ephemeral+volumes, fsAt)
+		if n, ok := networks[uid]; ok {
+			p.stats.Network = network(n)
+		}
 		sum.Pods = append(sum.Pods, p.stats)
 	}
 	s.rates.forgetUnseen(seen)
@@ -149,4 +159,16 @@ func (c *cpuRates) forgetUnseen(seen map[string]bool) {
 			delete(c.last, k)
 		}
 	}
+}
+
+func network(n runtime.PodNetwork) *statsv1alpha1.NetworkStats {
+	out := &statsv1alpha1.NetworkStats{Time: metav1.NewTime(n.Time), InterfaceStats: interfaceStats(n.Default)}
+	for _, i := range n.Interfaces {
+		out.Interfaces = append(out.Interfaces, interfaceStats(i))
+	}
+	return out
+}
+
+func interfaceStats(i runtime.InterfaceUsage) statsv1alpha1.InterfaceStats {
+	return statsv1alpha1.InterfaceStats{Name: i.Name, RxBytes: &i.RxBytes, RxErrors: &i.RxErrors, TxBytes: &i.TxBytes, TxErrors: &i.TxErrors}
 }
