@@ -110,8 +110,9 @@ func TestBinaryNodeAPIEndpoints(t *testing.T) {
 	}
 }
 
-// summaryFilesystems checks the summary's filesystem figures: the node's
-// and the image filesystem's, and the pod's containers' and emptyDir's.
+// summaryFilesystems checks the summary's filesystem figures (the node's
+// and the image filesystem's, and the pod's containers' and emptyDir's)
+// and the pod's network counters.
 func summaryFilesystems(sum statsv1alpha1.Summary, uid string) (bool, string) {
 	set := func(fs *statsv1alpha1.FsStats) bool {
 		return fs != nil && fs.UsedBytes != nil && fs.CapacityBytes != nil && *fs.CapacityBytes > 0
@@ -131,6 +132,9 @@ func summaryFilesystems(sum statsv1alpha1.Summary, uid string) (bool, string) {
 		}
 		if !set(p.EphemeralStorage) || *p.EphemeralStorage.UsedBytes < 1<<20+*p.Containers[0].Logs.UsedBytes {
 			return false, "the pod's ephemeral storage: the emptyDir and the logs at least"
+		}
+		if p.Network == nil || p.Network.Name != "eth0" || p.Network.RxBytes == nil || len(p.Network.Interfaces) == 0 {
+			return false, "the pod's network counters, eth0's"
 		}
 		return true, ""
 	}
