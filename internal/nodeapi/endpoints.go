@@ -9,8 +9,8 @@ import (
 	"k8s.io/component-base/metrics"
 )
 
-// maxProfileSeconds bounds how long a CPU profile or an execution trace
-// asked through /debug/pprof/ may run.
+// maxProfileSeconds bounds how long a CPU profile, an execution trace or
+// a profile's delta asked through /debug/pprof/ may run.
 const maxProfileSeconds = 300
 
 // addEndpoints adds the kubelet's read-only endpoints beside the pods'
@@ -46,7 +46,7 @@ func boundSeconds(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.URL.Query().Get("seconds"); v != "" {
 			if sec, err := strconv.ParseFloat(v, 64); err != nil || sec <= 0 || sec > maxProfileSeconds {
-				http.Error(w, "seconds must be a number of seconds from 0 to "+strconv.Itoa(maxProfileSeconds), http.StatusBadRequest)
+				http.Error(w, "seconds must be a number of seconds above 0 and at most "+strconv.Itoa(maxProfileSeconds), http.StatusBadRequest)
 				return
 			}
 		}
