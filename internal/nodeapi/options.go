@@ -17,6 +17,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/cri-client/pkg/logs"
 
+	"github.com/nodeagent/nodeagent/internal/host"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
@@ -71,6 +72,9 @@ type Options struct {
 	Pods func() []*corev1.Pod
 	// NodeUsage reads what the whole node uses, for /metrics/resource.
 	NodeUsage func() (node.Usage, error)
+	// NodeInterfaces reads the host's network interfaces, for the node's
+	// network in /stats/summary; nil: none.
+	NodeInterfaces func() ([]host.Interface, error)
 	// RootDir is the agent's state directory: its filesystem is the
 	// node's in /stats/summary.
 	RootDir string

@@ -18,8 +18,8 @@ import (
 // serveSummary answers /stats/summary (nodes/stats) with the CPU, memory
 // and filesystem figures the agent has: the node's, and each running
 // container's and pod's from the runtime's stats (fsstats.go), and each
-// pod's network counters from its sandbox's. The node's network and the
-// process figures are not there yet. usageNanoCores is the rate since the
+// pod's network counters from its sandbox's; the node's network is the
+// host's interfaces'. Process figures are not there yet. usageNanoCores is the rate since the
 // previous request that saw the same container (or node, or pod), as the
 // kubelet's is the rate over its last sampling interval; the first
 // request has none.
@@ -40,6 +40,7 @@ func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	sum.Node.Network = s.nodeNetwork()
 	fss := s.readFilesystems(ctx)
 	sum.Node.Fs = fss.node
 	if fss.image != nil {
@@ -171,4 +172,28 @@ func network(n runtime.PodNetwork) *statsv1alpha1.NetworkStats {
 
 func interfaceStats(i runtime.InterfaceUsage) statsv1alpha1.InterfaceStats {
 	return statsv1alpha1.InterfaceStats{Name: i.Name, RxBytes: &i.RxBytes, RxErrors: &i.RxErrors, TxBytes: &i.TxBytes, TxErrors: &i.TxErrors}
+}
+
+// defaultInterface is the interface the kubelet reports as the node's
+// own when there is one of the name; otherwise the first is.
+const defaultInterface = "eth0"
+
+// nodeNetwork are the host's interfaces' counters, or nil.
+func (s *Server) nodeNetwork() *statsv1alpha1.NetworkStats {
+	if s.opts.NodeInterfaces == nil {
+		return nil
+	}
+	ifs, err := s.opts.NodeInterfaces()
+	if err != nil || len(ifs) == 0 {
+		s.log.V(2).Info("reading the node's network interfaces", "err", err)
+		return nil
+	}
+	n := runtime.PodNetwork{Time: time.Now(), Default: runtime.InterfaceUsage(ifs[0])}
+	for _, i := range ifs {
+		n.Interfaces = append(n.Interfaces, runtime.InterfaceUsage(i))
+		if i.Name == defaultInterface {
+			n.Default = runtime.InterfaceUsage(i)
+		}
+	}
+	return network(n)
 }

@@ -82,6 +82,9 @@ func TestSummaryFilesystems(t *testing.T) {
 	if got, want := used(p.EphemeralStorage), uint64(3<<10+150+scratchBytes); got != want {
 		t.Errorf("pod ephemeral storage %d, want layers, logs and emptyDirs: %d", got, want)
 	}
+	if n := sum.Node.Network; n == nil || n.Name != "eth0" || *n.RxBytes != 10 || *n.TxBytes != 20 || len(n.Interfaces) != 2 {
+		t.Errorf("node network %+v, want eth0 by default, and both interfaces", n)
+	}
 	if n := p.Network; n == nil || n.Name != "eth0" || *n.RxBytes != 1000 || *n.TxBytes != 2000 || len(n.Interfaces) != 1 || n.Time.Unix() != 1700000002 {
 		t.Errorf("pod network %+v, want the sandbox's eth0", n)
 	}

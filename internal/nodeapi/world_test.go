@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics"
 
+	"github.com/nodeagent/nodeagent/internal/host"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
@@ -105,6 +106,9 @@ func newWorldWith(t *testing.T, backend http.Handler, change func(*Options)) *wo
 			return node.Usage{CPU: 90 * time.Second, MemoryWorkingSet: 3 << 30, Time: time.Unix(1700000001, 0)}, nil
 		},
 		RootDir: dir,
+		NodeInterfaces: func() ([]host.Interface, error) {
+			return []host.Interface{{Name: "ens3", RxBytes: 1}, {Name: "eth0", RxBytes: 10, TxBytes: 20}}, nil
+		},
 		VolumeUsage: func(uid types.UID, volume string) (int64, error) {
 			if uid != "uid-1" || volume != "scratch" {
 				return 0, fmt.Errorf("no emptyDir %s of %s", volume, uid)

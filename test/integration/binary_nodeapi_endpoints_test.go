@@ -112,13 +112,16 @@ func TestBinaryNodeAPIEndpoints(t *testing.T) {
 
 // summaryFilesystems checks the summary's filesystem figures (the node's
 // and the image filesystem's, and the pod's containers' and emptyDir's)
-// and the pod's network counters.
+// and the node's and the pod's network counters.
 func summaryFilesystems(sum statsv1alpha1.Summary, uid string) (bool, string) {
 	set := func(fs *statsv1alpha1.FsStats) bool {
 		return fs != nil && fs.UsedBytes != nil && fs.CapacityBytes != nil && *fs.CapacityBytes > 0
 	}
 	if !set(sum.Node.Fs) || sum.Node.Runtime == nil || !set(sum.Node.Runtime.ImageFs) || *sum.Node.Runtime.ImageFs.UsedBytes == 0 {
 		return false, "the node's filesystem and the image filesystem, with the images' use"
+	}
+	if n := sum.Node.Network; n == nil || n.Name == "" || n.RxBytes == nil || len(n.Interfaces) == 0 {
+		return false, "the node's network interfaces"
 	}
 	for _, p := range sum.Pods {
 		if p.PodRef.UID != uid {
