@@ -97,3 +97,18 @@ vethab12: 1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0
 		t.Errorf("a counter that is not a number: %v, want an error naming the interface", err)
 	}
 }
+
+func TestNamespaceInterfaces(t *testing.T) {
+	own, err := NamespaceInterfaces(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This process is in the namespace /proc/net/dev shows.
+	if len(own) != len(host) {
+		t.Errorf("this process's namespace has %d interfaces, /proc/net/dev %d", len(own), len(host))
+	}
+}

@@ -23,6 +23,12 @@ var ignoredInterfaces = []string{"lo", "veth", "docker", "nerdctl"}
 // interfaces, from /proc/net/dev.
 func Interfaces() ([]Interface, error) { return readNetDev("/proc/net/dev") }
 
+// NamespaceInterfaces are the counters of the interfaces of process
+// pid's network namespace (a pod's, through one of its containers).
+func NamespaceInterfaces(pid int) ([]Interface, error) {
+	return readNetDev("/proc/" + strconv.Itoa(pid) + "/net/dev")
+}
+
 func readNetDev(path string) ([]Interface, error) {
 	b, err := ReadSmall(path)
 	if err != nil {

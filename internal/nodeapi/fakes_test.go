@@ -52,12 +52,14 @@ func (f *fakeRuntime) ImageFilesystem(context.Context) (runtime.ImageFs, error) 
 	return runtime.ImageFs{Mountpoint: f.logDir, UsedBytes: fakeImageFsUsed}, nil
 }
 
-func (f *fakeRuntime) PodNetworks(context.Context) (map[types.UID]runtime.PodNetwork, error) {
-	return map[types.UID]runtime.PodNetwork{"uid-1": {
-		Time:       time.Unix(1700000002, 0),
-		Default:    runtime.InterfaceUsage{Name: "eth0", RxBytes: 1000, TxBytes: 2000},
-		Interfaces: []runtime.InterfaceUsage{{Name: "eth0", RxBytes: 1000, TxBytes: 2000}},
-	}}, nil
+// fakePID is the process of every running container of the fake.
+const fakePID = 4242
+
+func (f *fakeRuntime) ContainerPID(_ context.Context, id string) (int, error) {
+	if id != "app-2" {
+		return 0, fmt.Errorf("container %s: not running", id)
+	}
+	return fakePID, nil
 }
 
 func (f *fakeRuntime) PodLogDir(pod *corev1.Pod) string {

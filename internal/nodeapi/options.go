@@ -35,7 +35,7 @@ type Runtime interface {
 	GetPods(ctx context.Context) ([]*runtime.Pod, error)
 	ImageFilesystem(ctx context.Context) (runtime.ImageFs, error)
 	PodLogDir(pod *corev1.Pod) string
-	PodNetworks(ctx context.Context) (map[types.UID]runtime.PodNetwork, error)
+	ContainerPID(ctx context.Context, id string) (int, error)
 }
 
 // Options configure a Server. NodeName, Client, Runtime, Pods and a
@@ -72,9 +72,11 @@ type Options struct {
 	Pods func() []*corev1.Pod
 	// NodeUsage reads what the whole node uses, for /metrics/resource.
 	NodeUsage func() (node.Usage, error)
-	// NodeInterfaces reads the host's network interfaces, for the node's
-	// network in /stats/summary; nil: none.
+	// NodeInterfaces reads the host's network interfaces, and
+	// PodInterfaces those of the network namespace of a process, for the
+	// node's and the pods' networks in /stats/summary; nil: none.
 	NodeInterfaces func() ([]host.Interface, error)
+	PodInterfaces  func(pid int) ([]host.Interface, error)
 	// RootDir is the agent's state directory: its filesystem is the
 	// node's in /stats/summary.
 	RootDir string

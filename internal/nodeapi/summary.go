@@ -11,15 +11,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
-
-	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
 // serveSummary answers /stats/summary (nodes/stats) with the CPU, memory
 // and filesystem figures the agent has: the node's, and each running
-// container's and pod's from the runtime's stats (fsstats.go), and each
-// pod's network counters from its sandbox's; the node's network is the
-// host's interfaces'. Process figures are not there yet. usageNanoCores is the rate since the
+// container's and pod's from the runtime's stats (fsstats.go), and the
+// node's and each pod's network counters (network.go). Process figures
+// are not there yet. usageNanoCores is the rate since the
 // previous request that saw the same container (or node, or pod), as the
 // kubelet's is the rate over its last sampling interval; the first
 // request has none.
@@ -58,17 +56,14 @@ func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
 		cpuAt, memAt   time.Time
 		hasCPU, hasMem bool
 		ephemeral      uint64
-	}
-	networks, err := s.opts.Runtime.PodNetworks(ctx)
-	if err != nil {
-		s.log.V(2).Info("reading the pods' network counters", "err", err)
+		firstID        string // a running container's, whose namespace is the pod's
 	}
 	pods := map[types.UID]*podSum{}
 	var order []types.UID
 	for _, c := range stats {
 		p := pods[c.PodUID]
 		if p == nil {
-			p = &podSum{stats: statsv1alpha1.PodStats{
+			p = &podSum{firstID: c.ID, stats: statsv1alpha1.PodStats{
 				PodRef:     statsv1alpha1.PodReference{Name: c.PodName, Namespace: c.PodNamespace, UID: string(c.PodUID)},
 				Containers: []statsv1alpha1.ContainerStats{},
 			}}
@@ -103,9 +98,7 @@ func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
 		var volumes uint64
 		p.stats.VolumeStats, volumes = s.volumes(fss, specs[uid], fsAt)
 		p.stats.EphemeralStorage = usage(fss.node, p.ephemeral+volumes, fsAt)
-		if n, ok := networks[uid]; ok {
-			p.stats.Network = network(n)
-		}
+		p.stats.Network = s.podNetwork(ctx, specs[uid], p.firstID)
 		sum.Pods = append(sum.Pods, p.stats)
 	}
 	s.rates.forgetUnseen(seen)
@@ -160,40 +153,4 @@ func (c *cpuRates) forgetUnseen(seen map[string]bool) {
 			delete(c.last, k)
 		}
 	}
-}
-
-func network(n runtime.PodNetwork) *statsv1alpha1.NetworkStats {
-	out := &statsv1alpha1.NetworkStats{Time: metav1.NewTime(n.Time), InterfaceStats: interfaceStats(n.Default)}
-	for _, i := range n.Interfaces {
-		out.Interfaces = append(out.Interfaces, interfaceStats(i))
-	}
-	return out
-}
-
-func interfaceStats(i runtime.InterfaceUsage) statsv1alpha1.InterfaceStats {
-	return statsv1alpha1.InterfaceStats{Name: i.Name, RxBytes: &i.RxBytes, RxErrors: &i.RxErrors, TxBytes: &i.TxBytes, TxErrors: &i.TxErrors}
-}
-
-// defaultInterface is the interface the kubelet reports as the node's
-// own when there is one of the name; otherwise the first is.
-const defaultInterface = "eth0"
-
-// nodeNetwork are the host's interfaces' counters, or nil.
-func (s *Server) nodeNetwork() *statsv1alpha1.NetworkStats {
-	if s.opts.NodeInterfaces == nil {
-		return nil
-	}
-	ifs, err := s.opts.NodeInterfaces()
-	if err != nil || len(ifs) == 0 {
-		s.log.V(2).Info("reading the node's network interfaces", "err", err)
-		return nil
-	}
-	n := runtime.PodNetwork{Time: time.Now(), Default: runtime.InterfaceUsage(ifs[0])}
-	for _, i := range ifs {
-		n.Interfaces = append(n.Interfaces, runtime.InterfaceUsage(i))
-		if i.Name == defaultInterface {
-			n.Default = runtime.InterfaceUsage(i)
-		}
-	}
-	return network(n)
 }

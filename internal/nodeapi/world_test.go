@@ -109,6 +109,12 @@ func newWorldWith(t *testing.T, backend http.Handler, change func(*Options)) *wo
 		NodeInterfaces: func() ([]host.Interface, error) {
 			return []host.Interface{{Name: "ens3", RxBytes: 1}, {Name: "eth0", RxBytes: 10, TxBytes: 20}}, nil
 		},
+		PodInterfaces: func(pid int) ([]host.Interface, error) {
+			if pid != fakePID {
+				return nil, fmt.Errorf("no process %d", pid)
+			}
+			return []host.Interface{{Name: "eth0", RxBytes: 1000, TxBytes: 2000}}, nil
+		},
 		VolumeUsage: func(uid types.UID, volume string) (int64, error) {
 			if uid != "uid-1" || volume != "scratch" {
 				return 0, fmt.Errorf("no emptyDir %s of %s", volume, uid)

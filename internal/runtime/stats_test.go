@@ -31,32 +31,3 @@ func TestContainerStats(t *testing.T) {
 		t.Errorf("usage %+v", u)
 	}
 }
-
-func TestPodNetworks(t *testing.T) {
-	w, pod, st := syncedPod(t)
-	sb := st.Sandboxes[0].ID
-	w.cri.Lock()
-	labels := w.cri.Sandboxes[sb].GetLabels()
-	eth0 := &runtimeapi.NetworkInterfaceUsage{Name: "eth0", RxBytes: &runtimeapi.UInt64Value{Value: 100}, TxBytes: &runtimeapi.UInt64Value{Value: 200},
-		RxErrors: &runtimeapi.UInt64Value{Value: 1}, TxErrors: &runtimeapi.UInt64Value{Value: 2}}
-	w.cri.FakePodSandboxStats = map[string]*runtimeapi.PodSandboxStats{sb: {
-		Attributes: &runtimeapi.PodSandboxAttributes{Id: sb, Labels: labels},
-		Linux: &runtimeapi.LinuxPodSandboxStats{Network: &runtimeapi.NetworkUsage{
-			Timestamp: 3000, DefaultInterface: eth0,
-			Interfaces: []*runtimeapi.NetworkInterfaceUsage{eth0, {Name: "lo", RxBytes: &runtimeapi.UInt64Value{Value: 5}}},
-		}},
-	}}
-	w.cri.Unlock()
-	got, err := w.rt.PodNetworks(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, ok := got[pod.UID]
-	if len(got) != 1 || !ok {
-		t.Fatalf("networks %+v, want the pod's", got)
-	}
-	want := InterfaceUsage{Name: "eth0", RxBytes: 100, RxErrors: 1, TxBytes: 200, TxErrors: 2}
-	if n.Default != want || n.Time.UnixNano() != 3000 || len(n.Interfaces) != 2 || n.Interfaces[1].Name != "lo" || n.Interfaces[1].RxBytes != 5 {
-		t.Errorf("network %+v", n)
-	}
-}

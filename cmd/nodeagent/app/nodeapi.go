@@ -114,7 +114,7 @@ func (o *Options) newNodeAPI(client kubernetes.Interface, p nodeAPIParts, log lo
 		MinTLSVersion: minVersion, CipherSuites: suites,
 		ClientCAFile: o.ClientCAFile, NodeName: o.NodeName, Client: client,
 		Runtime: p.rt, Pods: agentPods(p.agent), NodeUsage: node.ReadUsage,
-		NodeInterfaces: host.Interfaces, RootDir: o.RootDir, VolumeUsage: func(uid types.UID, volume string) (int64, error) {
+		NodeInterfaces: host.Interfaces, PodInterfaces: host.NamespaceInterfaces, RootDir: o.RootDir, VolumeUsage: func(uid types.UID, volume string) (int64, error) {
 			return p.vols.EmptyDirUsage(uid, volume, math.MaxInt64)
 		},
 		Metrics: p.reg, ProbeMetrics: p.probes, Config: o.kubeletConfig(), Profiling: o.EnableProfilingHandler,
