@@ -35,6 +35,7 @@ func TestBinaryNodeAPIEndpoints(t *testing.T) {
 	app.VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
 	app.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 1}
 	pod := h.apiPodSpec("endpoints", app)
+	pod.Spec.HostNetwork = false // a network namespace of its own, whose counters the summary has
 	pod.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	created := h.createAPIPod(pod)
 	h.waitAPIPod(pod.Name, "ready", 60*time.Second, func(p *corev1.Pod) bool {
