@@ -17,8 +17,8 @@ import (
 // and filesystem figures the agent has: the node's, and each running
 // container's and pod's from the runtime's stats (fsstats.go), and the
 // node's and each pod's network counters (network.go). Process figures
-// are not there yet. usageNanoCores is the rate since the
-// previous request that saw the same container (or node, or pod), as the
+// are not there yet. usageNanoCores is the rate since the previous
+// request that saw the same container (or node, or pod), as the
 // kubelet's is the rate over its last sampling interval; the first
 // request has none.
 func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
