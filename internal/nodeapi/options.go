@@ -99,6 +99,15 @@ type Options struct {
 	Logger logr.Logger
 }
 
+// How long the server keeps the apiserver's answers: a TokenReview's, an
+// allowing SubjectAccessReview's and a denying one's (the kubelet's
+// webhook cacheTTL, cacheAuthorizedTTL and cacheUnauthorizedTTL).
+const (
+	TokenCacheTTL = tokenCacheTTL
+	AllowCacheTTL = allowCacheTTL
+	DenyCacheTTL  = denyCacheTTL
+)
+
 // ErrInvalidOptions is returned by New for Options that cannot work.
 var ErrInvalidOptions = errors.New("invalid node API options")
 

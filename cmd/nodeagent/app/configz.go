@@ -10,6 +10,7 @@ import (
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodeagent/nodeagent/internal/nodeapi"
 	"github.com/nodeagent/nodeagent/staging/config"
 )
 
@@ -70,10 +71,15 @@ func (o *Options) kubeletConfig() *kubeletconfigv1beta1.KubeletConfiguration {
 		// webhook modes do it, anonymous ones refused.
 		Authentication: kubeletconfigv1beta1.KubeletAuthentication{
 			X509:      kubeletconfigv1beta1.KubeletX509Authentication{ClientCAFile: o.ClientCAFile},
-			Webhook:   kubeletconfigv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)},
+			Webhook:   kubeletconfigv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true), CacheTTL: duration(nodeapi.TokenCacheTTL)},
 			Anonymous: kubeletconfigv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)},
 		},
-		Authorization: kubeletconfigv1beta1.KubeletAuthorization{Mode: kubeletconfigv1beta1.KubeletAuthorizationModeWebhook},
+		Authorization: kubeletconfigv1beta1.KubeletAuthorization{
+			Mode: kubeletconfigv1beta1.KubeletAuthorizationModeWebhook,
+			Webhook: kubeletconfigv1beta1.KubeletWebhookAuthorization{
+				CacheAuthorizedTTL: duration(nodeapi.AllowCacheTTL), CacheUnauthorizedTTL: duration(nodeapi.DenyCacheTTL),
+			},
+		},
 	}
 	c.APIVersion, c.Kind = kubeletconfigv1beta1.SchemeGroupVersion.String(), "KubeletConfiguration"
 	if !o.ImagePulls.Serialize && o.ImagePulls.MaxParallel > 0 {

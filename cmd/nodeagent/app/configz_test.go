@@ -39,8 +39,11 @@ func TestKubeletConfig(t *testing.T) {
 		"evictionHard":            map[string]any{"memory.available": "100Mi", "nodefs.available": "10%"},
 		"evictionSoftGracePeriod": map[string]any{"memory.available": "1m30s"},
 		"authentication": map[string]any{
-			"x509": map[string]any{"clientCAFile": "/etc/ca.crt"}, "webhook": map[string]any{"enabled": true, "cacheTTL": "0s"},
+			"x509": map[string]any{"clientCAFile": "/etc/ca.crt"}, "webhook": map[string]any{"enabled": true, "cacheTTL": "2m0s"},
 			"anonymous": map[string]any{"enabled": false},
+		},
+		"authorization": map[string]any{
+			"mode": "Webhook", "webhook": map[string]any{"cacheAuthorizedTTL": "5m0s", "cacheUnauthorizedTTL": "30s"},
 		},
 	}
 	for k, v := range want {
