@@ -105,7 +105,7 @@ func New(opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.prober, err = prober.New(prober.Options{Exec: opts.Runtime, Registry: opts.Registry, Logger: log, Clock: opts.Clock})
+	a.prober, err = prober.New(prober.Options{Exec: opts.Runtime, Registry: opts.ProbeRegistry, Logger: log, Clock: opts.Clock})
 	if err != nil {
 		return nil, fmt.Errorf("prober: %w", err)
 	}

@@ -121,10 +121,13 @@ type Options struct {
 	// against them while the Node is not known, as the kubelet matches
 	// them against its initial node.
 	NodeLabels map[string]string
-	// Registry receives the agent's metrics; nil registers none.
-	Registry metrics.KubeRegistry
-	Logger   logr.Logger
-	Clock    clock.WithTicker
+	// Registry receives the agent's metrics, ProbeRegistry the prober's
+	// (which the kubelet serves apart, on /metrics/probes); nil registers
+	// none.
+	Registry      metrics.KubeRegistry
+	ProbeRegistry metrics.KubeRegistry
+	Logger        logr.Logger
+	Clock         clock.WithTicker
 }
 
 // withDefaults reports every invalid option at once, each wrapping

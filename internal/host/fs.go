@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,4 +27,21 @@ func StatFS(path string) (FSStats, error) {
 		Inodes:     int64(st.Files),       // #nosec G115 -- as above
 		InodesFree: int64(st.Ffree),       // #nosec G115 -- as above
 	}, nil
+}
+
+// FilesSize is the bytes of the regular files directly in dir (a
+// container's logs, the current one and those rotated); 0 if it cannot
+// be read.
+func FilesSize(dir string) int64 {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+	}
+	return n
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,46 @@ func TestReadSmallIsBounded(t *testing.T) {
 	b, err := ReadSmall(path)
 	if err != nil || len(b) != maxFile {
 		t.Errorf("read %d bytes, %v; want %d", len(b), err, maxFile)
+	}
+}
+
+func TestReadNetDev(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dev")
+	write(t, path, `Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo: 5000      50    0    0    0     0          0         0     5000      50    0    0    0     0       0          0
+  eth0: 123456   789    3    0    0     0          0         0   654321     987    4    0    0     0       0          0
+vethab12: 1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0
+  cni0: 10 1 0 0 0 0 0 0 20 2 0 0 0 0 0 0
+`)
+	got, err := readNetDev(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Interface{
+		{Name: "eth0", RxBytes: 123456, RxErrors: 3, TxBytes: 654321, TxErrors: 4},
+		{Name: "cni0", RxBytes: 10, TxBytes: 20},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("interfaces %+v, want %+v", got, want)
+	}
+	write(t, path, "Inter-|\n face |\n  eth0: x 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0\n")
+	if _, err := readNetDev(path); err == nil || !strings.Contains(err.Error(), "eth0") {
+		t.Errorf("a counter that is not a number: %v, want an error naming the interface", err)
+	}
+}
+
+func TestNamespaceInterfaces(t *testing.T) {
+	own, err := NamespaceInterfaces(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This process is in the namespace /proc/net/dev shows.
+	if len(own) != len(host) {
+		t.Errorf("this process's namespace has %d interfaces, /proc/net/dev %d", len(own), len(host))
 	}
 }

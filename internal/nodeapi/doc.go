@@ -10,12 +10,17 @@
 // resource, the subresource chosen from the path as the kubelet chooses
 // it: attributes.go).
 //
-// Paths served:
+// Paths served (and the nodes subresource each is authorized as):
 //
-//	/healthz                                   ok
-//	/pods                                      the node's pods, a PodList
-//	/metrics/resource                          node, pod and container CPU and memory, for metrics-server
-//	/stats/summary                             the same as a kubelet Summary (CPU and memory only)
+//	/healthz                                   ok (healthz, or proxy)
+//	/pods                                      the node's pods, a PodList (pods, or proxy)
+//	/runningpods/                              the pods the runtime runs, from its sandboxes and containers (pods, or proxy)
+//	/metrics                                   the agent's own metrics, as on --serve-address (metrics)
+//	/metrics/probes                            prober_probe_total and prober_probe_duration_seconds (metrics)
+//	/metrics/resource                          node, pod and container CPU and memory, for metrics-server (metrics)
+//	/stats/summary                             a kubelet Summary: CPU, memory, filesystems (no network yet) (stats)
+//	/configz                                   the effective configuration under "kubeletconfig" (configz, or proxy)
+//	/debug/pprof/                              Go's profiles, unless profiling is off (proxy)
 //	/containerLogs/{ns}/{pod}/{container}      a container's log (follow, previous, tailLines, ...)
 //	/exec/{ns}/{pod}[/{uid}]/{container}       a command's streams, proxied to the runtime (SPDY, WebSocket)
 //	/attach/{ns}/{pod}[/{uid}]/{container}     the main process's streams, likewise
@@ -26,6 +31,8 @@
 // Its serving certificate is Options.GetCertificate's, asked at each
 // handshake (the cluster's, renewed: see nodeidentity.Serving), or the
 // one of CertFile and KeyFile, or one made self-signed in CertDir.
+//
+// The last five need proxy.
 //
 // A pod is named by namespace and name: a pod from the apiserver by its
 // own, a static pod by its full name, which is its mirror pod's. Streams

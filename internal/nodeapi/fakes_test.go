@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,36 @@ type fakeRuntime struct {
 	// removedLogs: the newest log left by a removed container, by name.
 	removedLogs map[string]string
 	execs       [][]string
+	// logDir holds the pods' log directories; pods what GetPods lists.
+	logDir string
+	pods   []*runtime.Pod
+}
+
+func (f *fakeRuntime) GetPods(context.Context) ([]*runtime.Pod, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pods, nil
+}
+
+// fakeImageFsUsed is what the fake runtime's images take.
+const fakeImageFsUsed = 7 << 20
+
+func (f *fakeRuntime) ImageFilesystem(context.Context) (runtime.ImageFs, error) {
+	return runtime.ImageFs{Mountpoint: f.logDir, UsedBytes: fakeImageFsUsed}, nil
+}
+
+// fakePID is the process of every running container of the fake.
+const fakePID = 4242
+
+func (f *fakeRuntime) ContainerPID(_ context.Context, id string) (int, error) {
+	if id != "app-2" {
+		return 0, fmt.Errorf("container %s: not running", id)
+	}
+	return fakePID, nil
+}
+
+func (f *fakeRuntime) PodLogDir(pod *corev1.Pod) string {
+	return filepath.Join(f.logDir, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID))
 }
 
 func (f *fakeRuntime) GetPodStatus(_ context.Context, uid types.UID) (*runtime.PodStatus, error) {
@@ -97,7 +128,8 @@ func (f *fakeRuntime) ContainerStats(context.Context) ([]runtime.ContainerUsage,
 	at := time.Unix(1700000000, 0)
 	return []runtime.ContainerUsage{
 		{ID: "app-2", Name: "app", PodUID: "uid-1", PodName: "web", PodNamespace: "default",
-			CPU: 1500 * time.Millisecond, CPUTime: at, HasCPU: true, MemoryWorkingSet: 1 << 20, MemoryTime: at, HasMemory: true},
+			CPU: 1500 * time.Millisecond, CPUTime: at, HasCPU: true, MemoryWorkingSet: 1 << 20, MemoryTime: at, HasMemory: true,
+			WritableLayer: 3 << 10},
 		{ID: "side-1", Name: "side", PodUID: "uid-1", PodName: "web", PodNamespace: "default",
 			CPU: 500 * time.Millisecond, CPUTime: at, HasCPU: true, MemoryWorkingSet: 1 << 20, MemoryTime: at, HasMemory: true},
 	}, nil

@@ -14,8 +14,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/metrics"
 	"k8s.io/cri-client/pkg/logs"
 
+	"github.com/nodeagent/nodeagent/internal/host"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
@@ -31,6 +33,10 @@ type Runtime interface {
 	ReadLogs(ctx context.Context, id string, opts *logs.LogOptions, stdout, stderr io.Writer) error
 	ReadRemovedLogs(ctx context.Context, pod *corev1.Pod, container string, previous bool, opts *logs.LogOptions, stdout, stderr io.Writer) error
 	ContainerStats(ctx context.Context) ([]runtime.ContainerUsage, error)
+	GetPods(ctx context.Context) ([]*runtime.Pod, error)
+	ImageFilesystem(ctx context.Context) (runtime.ImageFs, error)
+	PodLogDir(pod *corev1.Pod) string
+	ContainerPID(ctx context.Context, id string) (int, error)
 }
 
 // Options configure a Server. NodeName, Client, Runtime, Pods and a
@@ -72,6 +78,26 @@ type Options struct {
 	Pods func() []*corev1.Pod
 	// NodeUsage reads what the whole node uses, for /metrics/resource.
 	NodeUsage func() (node.Usage, error)
+	// NodeInterfaces reads the host's network interfaces, and
+	// PodInterfaces those of the network namespace of a process, for the
+	// node's and the pods' networks in /stats/summary; nil: none.
+	NodeInterfaces func() ([]host.Interface, error)
+	PodInterfaces  func(pid int) ([]host.Interface, error)
+	// RootDir is the agent's state directory: its filesystem is the
+	// node's in /stats/summary.
+	RootDir string
+	// VolumeUsage measures the bytes an emptyDir of a pod holds on disk,
+	// for /stats/summary; nil: no volume figures.
+	VolumeUsage func(uid types.UID, volume string) (int64, error)
+
+	// Metrics is the agent's registry, served on /metrics; ProbeMetrics
+	// the prober's, on /metrics/probes.
+	Metrics, ProbeMetrics metrics.Gatherer
+	// Config is the agent's effective configuration, served on /configz
+	// as JSON.
+	Config any
+	// Profiling serves Go's pprof profiles under /debug/pprof/.
+	Profiling bool
 
 	// RunTimeout bounds a command run through /run; default 1 minute.
 	RunTimeout time.Duration
@@ -88,6 +114,15 @@ type Options struct {
 	readHeaderTimeout time.Duration
 }
 
+// How long the server keeps the apiserver's answers: a TokenReview's, an
+// allowing SubjectAccessReview's and a denying one's (the kubelet's
+// webhook cacheTTL, cacheAuthorizedTTL and cacheUnauthorizedTTL).
+const (
+	TokenCacheTTL = tokenCacheTTL
+	AllowCacheTTL = allowCacheTTL
+	DenyCacheTTL  = denyCacheTTL
+)
+
 // ErrInvalidOptions is returned by New for Options that cannot work.
 var ErrInvalidOptions = errors.New("invalid node API options")
 
@@ -103,7 +138,8 @@ func (o *Options) validate() error {
 		missing bool
 	}{
 		{"NodeName", o.NodeName == ""}, {"Client", o.Client == nil}, {"Runtime", o.Runtime == nil},
-		{"Pods", o.Pods == nil}, {"NodeUsage", o.NodeUsage == nil},
+		{"Pods", o.Pods == nil}, {"NodeUsage", o.NodeUsage == nil}, {"RootDir", o.RootDir == ""},
+		{"Metrics", o.Metrics == nil}, {"ProbeMetrics", o.ProbeMetrics == nil}, {"Config", o.Config == nil},
 	} {
 		if f.missing {
 			bad("%s is required", f.name)

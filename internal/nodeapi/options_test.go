@@ -12,7 +12,8 @@ func TestOptionsNameEveryBadField(t *testing.T) {
 		t.Fatalf("validate() = %v, want ErrInvalidOptions", err)
 	}
 	for _, want := range []string{"NodeName is required", "Client is required", "Runtime is required",
-		"Pods is required", "NodeUsage is required", "CertFile and KeyFile", "Port 70000"} {
+		"Pods is required", "NodeUsage is required", "RootDir is required", "Metrics is required", "ProbeMetrics is required",
+		"Config is required", "CertFile and KeyFile", "Port 70000"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not say %q:\n%v", want, err)
 		}

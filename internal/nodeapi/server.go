@@ -106,6 +106,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /run/{namespace}/{pod}/{uid}/{container}", s.serveRun)
 	// The node's system logs (nodes/log): syslogs.go.
 	mux.Handle("GET /logs/", s.systemLogs())
+	s.addEndpoints(mux)
 	return cleanPaths(mux)
 }
 

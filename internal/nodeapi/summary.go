@@ -7,16 +7,18 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
-// serveSummary answers /stats/summary (nodes/stats) with the CPU and
-// memory figures the agent has: the node's, and each running container's
-// and pod's from the runtime's stats. Filesystem, network and process
-// figures are not there yet. usageNanoCores is the rate since the
-// previous request that saw the same container (or node, or pod), as the
+// serveSummary answers /stats/summary (nodes/stats) with the CPU, memory
+// and filesystem figures the agent has: the node's, and each running
+// container's and pod's from the runtime's stats (fsstats.go), and the
+// node's and each pod's network counters (network.go). Process figures
+// are not there yet. usageNanoCores is the rate since the previous
+// request that saw the same container (or node, or pod), as the
 // kubelet's is the rate over its last sampling interval; the first
 // request has none.
 func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
@@ -36,11 +38,16 @@ func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	started := map[types.UID]metav1.Time{}
+	sum.Node.Network = s.nodeNetwork()
+	fss := s.readFilesystems(ctx)
+	sum.Node.Fs = fss.node
+	if fss.image != nil {
+		sum.Node.Runtime = &statsv1alpha1.RuntimeStats{ImageFs: fss.image}
+	}
+	fsAt := metav1.Now()
+	specs := map[types.UID]*corev1.Pod{}
 	for _, p := range s.opts.Pods() {
-		if p.Status.StartTime != nil {
-			started[p.UID] = *p.Status.StartTime
-		}
+		specs[p.UID] = p
 	}
 	type podSum struct {
 		stats          statsv1alpha1.PodStats
@@ -48,20 +55,28 @@ func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
 		mem            uint64
 		cpuAt, memAt   time.Time
 		hasCPU, hasMem bool
+		ephemeral      uint64
+		firstID        string // a running container's, whose namespace is the pod's
 	}
 	pods := map[types.UID]*podSum{}
 	var order []types.UID
 	for _, c := range stats {
 		p := pods[c.PodUID]
 		if p == nil {
-			p = &podSum{stats: statsv1alpha1.PodStats{
-				PodRef:    statsv1alpha1.PodReference{Name: c.PodName, Namespace: c.PodNamespace, UID: string(c.PodUID)},
-				StartTime: started[c.PodUID], Containers: []statsv1alpha1.ContainerStats{},
+			p = &podSum{firstID: c.ID, stats: statsv1alpha1.PodStats{
+				PodRef:     statsv1alpha1.PodReference{Name: c.PodName, Namespace: c.PodNamespace, UID: string(c.PodUID)},
+				Containers: []statsv1alpha1.ContainerStats{},
 			}}
+			if spec := specs[c.PodUID]; spec != nil && spec.Status.StartTime != nil {
+				p.stats.StartTime = *spec.Status.StartTime
+			}
 			pods[c.PodUID] = p
 			order = append(order, c.PodUID)
 		}
 		cs := statsv1alpha1.ContainerStats{Name: c.Name}
+		var used uint64
+		cs.Rootfs, cs.Logs, used = s.containerFs(fss, specs[c.PodUID], c, fsAt)
+		p.ephemeral += used
 		if c.HasCPU {
 			cs.CPU = s.rates.cpu("container/"+c.ID, c.CPU, c.CPUTime, seen)
 			p.cpu, p.cpuAt, p.hasCPU = p.cpu+c.CPU, later(p.cpuAt, c.CPUTime), true
@@ -80,6 +95,10 @@ func (s *Server) serveSummary(w http.ResponseWriter, r *http.Request) {
 		if p.hasMem {
 			p.stats.Memory = memory(p.mem, p.memAt)
 		}
+		var volumes uint64
+		p.stats.VolumeStats, volumes = s.volumes(fss, specs[uid], fsAt)
+		p.stats.EphemeralStorage = usage(fss.node, p.ephemeral+volumes, fsAt)
+		p.stats.Network = s.podNetwork(ctx, specs[uid], p.firstID)
 		sum.Pods = append(sum.Pods, p.stats)
 	}
 	s.rates.forgetUnseen(seen)

@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/node"
 )
@@ -93,6 +94,7 @@ func TestServingCertificateFromGetCertificate(t *testing.T) {
 		Address: "127.0.0.1", GetCertificate: src.get,
 		NodeName: "node-1", Client: (&reviewer{}).client(t), Runtime: &fakeRuntime{},
 		Pods: func() []*corev1.Pod { return nil }, NodeUsage: func() (node.Usage, error) { return node.Usage{}, nil },
+		RootDir: t.TempDir(), Metrics: metrics.NewKubeRegistry(), ProbeMetrics: metrics.NewKubeRegistry(), Config: map[string]string{},
 		Logger: testr.New(t),
 	})
 	if err != nil {

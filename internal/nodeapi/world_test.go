@@ -26,7 +26,10 @@ import (
 	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics"
 
+	"github.com/nodeagent/nodeagent/internal/host"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 )
@@ -45,21 +48,32 @@ type world struct {
 	done   chan error
 	ca     *x509.Certificate
 	caKey  *ecdsa.PrivateKey
+
+	metrics, probeMetrics metrics.KubeRegistry
 }
+
+// scratchBytes is what the pod's emptyDir on disk holds.
+const scratchBytes = 4096
 
 func newWorld(t *testing.T, backend http.Handler) *world {
 	t.Helper()
 	return newWorldWith(t, backend, nil)
 }
 
-// newWorldWith is newWorld with the options changed by edit.
-func newWorldWith(t *testing.T, backend http.Handler, edit func(*Options)) *world {
+// newWorldWith is newWorld with its options changed by change.
+func newWorldWith(t *testing.T, backend http.Handler, change func(*Options)) *world {
 	t.Helper()
 	w := &world{t: t, rv: &reviewer{}}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "uid-1"},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}, {Name: "idle"}, {Name: "done"}}},
-		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app"}, {Name: "idle"}, {Name: "done"}},
+			Volumes: []corev1.Volume{
+				{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+			},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
 	}
 	w.rt = &fakeRuntime{
 		status: runtime.PodStatus{ID: "uid-1", Containers: []runtime.ContainerStatus{
@@ -70,6 +84,7 @@ func newWorldWith(t *testing.T, backend http.Handler, edit func(*Options)) *worl
 		logs: map[string]string{"app-2": "now 1\nnow 2\n", "app-1": "before\n"},
 		// done: an instance the runtime removed, its log left behind.
 		removedLogs: map[string]string{"done": "finished\n"},
+		logDir:      t.TempDir(),
 	}
 	if backend != nil {
 		b := httptest.NewServer(backend)
@@ -82,19 +97,39 @@ func newWorldWith(t *testing.T, backend http.Handler, edit func(*Options)) *worl
 	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: w.ca.Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := Options{
+	w.metrics, w.probeMetrics = metrics.NewKubeRegistry(), metrics.NewKubeRegistry()
+	opts := Options{
 		Address: "127.0.0.1", Port: 0, CertDir: filepath.Join(dir, "pki"), IPs: []net.IP{net.ParseIP("127.0.0.1")},
 		ClientCAFile: caFile, NodeName: "node-1", Client: w.rv.client(t),
 		Runtime: w.rt, Pods: func() []*corev1.Pod { return []*corev1.Pod{pod} },
 		NodeUsage: func() (node.Usage, error) {
 			return node.Usage{CPU: 90 * time.Second, MemoryWorkingSet: 3 << 30, Time: time.Unix(1700000001, 0)}, nil
 		},
-		Logger: testr.New(t),
+		RootDir: dir,
+		NodeInterfaces: func() ([]host.Interface, error) {
+			return []host.Interface{{Name: "ens3", RxBytes: 1}, {Name: "eth0", RxBytes: 10, TxBytes: 20}}, nil
+		},
+		PodInterfaces: func(pid int) ([]host.Interface, error) {
+			if pid != fakePID {
+				return nil, fmt.Errorf("no process %d", pid)
+			}
+			return []host.Interface{{Name: "eth0", RxBytes: 1000, TxBytes: 2000}}, nil
+		},
+		VolumeUsage: func(uid types.UID, volume string) (int64, error) {
+			if uid != "uid-1" || volume != "scratch" {
+				return 0, fmt.Errorf("no emptyDir %s of %s", volume, uid)
+			}
+			return scratchBytes, nil
+		},
+		Metrics: w.metrics, ProbeMetrics: w.probeMetrics,
+		Config:    map[string]string{"staticPodPath": "/etc/manifests"},
+		Profiling: true,
+		Logger:    testr.New(t),
 	}
-	if edit != nil {
-		edit(&o)
+	if change != nil {
+		change(&opts)
 	}
-	srv, err := New(o)
+	srv, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

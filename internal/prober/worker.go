@@ -37,6 +37,7 @@ type worker struct {
 	onHold bool
 	// warned is the last warning reported for this instance.
 	warned string
+	series workerSeries
 }
 
 // run probes at the end of the initial delay (at once if it has passed),

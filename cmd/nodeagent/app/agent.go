@@ -46,6 +46,7 @@ type agentParts struct {
 	from    apiObjects
 	machine node.Machine
 	reg     metrics.KubeRegistry
+	probes  metrics.KubeRegistry
 }
 
 // newAgent builds the agent, which syncs the pods of the sources on the
@@ -79,6 +80,7 @@ func (o *Options) newAgent(p agentParts, log logr.Logger) (*agent.Agent, error) 
 		Sysctls:              sysctls,
 		NodeLabels:           node.Labels(o.NodeName, p.machine, o.NodeLabels),
 		Registry:             p.reg,
+		ProbeRegistry:        p.probes,
 		Logger:               log,
 		Clock:                clock.RealClock{},
 	}

@@ -18,7 +18,8 @@
 //	eviction.go  eviction manager <- cgroups, runtime, volumes, agent,
 //	               image GC (reclaim), agent.Evict
 //	provider.go  local API (unix socket) <- agent, sources
-//	serving.go   /healthz /readyz /metrics (/debug/pprof) <- readiness
+//	serving.go   /healthz /readyz /metrics (/debug/pprof) <- readiness,
+//	               the agent's and the prober's metrics registries
 //	startpages.go  gives back the start-up pages once ready
 //
 // Connected mode (--kubeconfig) adds the apiserver. What the pods from the
@@ -39,6 +40,8 @@
 //	nodeapi.go     node API (logs, exec, attach, port-forward; --port)
 //	                 <- serving certificate from the cluster (node identity,
 //	                 the Node's addresses; --rotate-server-certificates)
+//	                 <- runtime, agent, volumes, both metrics registries
+//	configz.go     the settings as a KubeletConfiguration, for /configz
 //	events.go      events, queued from the start, sent once connected
 //
 // Stopping the process (SIGTERM, SIGINT) stops the agent, not the pods:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/eviction"
+	"github.com/nodeagent/nodeagent/internal/host"
 	"github.com/nodeagent/nodeagent/internal/imagegc"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
@@ -162,7 +162,7 @@ func podUsage(ctx context.Context, rt *runtime.Runtime, vols *volumes.Manager, p
 		u := of(pod.UID)
 		logs := rt.PodLogDir(pod)
 		for name := range u.ContainerEphemeral {
-			u.ContainerEphemeral[name] += dirSize(filepath.Join(logs, name))
+			u.ContainerEphemeral[name] += host.FilesSize(filepath.Join(logs, name))
 		}
 		for _, v := range pod.Spec.Volumes {
 			if !eviction.DiskEmptyDir(v) {
@@ -175,20 +175,4 @@ func podUsage(ctx context.Context, rt *runtime.Runtime, vols *volumes.Manager, p
 		out[pod.UID] = u
 	}
 	return out, nil
-}
-
-// dirSize is the bytes of the files directly in dir: a container's logs,
-// the current one and those rotated.
-func dirSize(dir string) int64 {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return 0
-	}
-	var n int64
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
-			n += info.Size()
-		}
-	}
-	return n
 }

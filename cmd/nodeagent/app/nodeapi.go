@@ -5,21 +5,25 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/agent"
+	"github.com/nodeagent/nodeagent/internal/host"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/nodeapi"
 	"github.com/nodeagent/nodeagent/internal/nodeidentity"
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/volumes"
 )
 
 // systemLogDir is what the node API serves under /logs/, as the kubelet.
@@ -34,6 +38,7 @@ func (o *Options) addNodeAPIFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TLSMinVersion, "tls-min-version", o.TLSMinVersion, "lowest TLS version the node API accepts: "+fmt.Sprint(cliflag.TLSPossibleVersions())+" (default VersionTLS12)")
 	fs.StringSliceVar(&o.TLSCipherSuites, "tls-cipher-suites", o.TLSCipherSuites, "cipher suites the node API offers for TLS 1.2 (TLS 1.3's are Go's); default: Go's. Possible values: "+fmt.Sprint(cliflag.TLSCipherPossibleValues()))
 	fs.BoolVar(&o.EnableSystemLogHandler, "enable-system-log-handler", o.EnableSystemLogHandler, "serve the node's system logs ("+systemLogDir+") under the node API's /logs/, to those the apiserver allows nodes/log")
+	fs.BoolVar(&o.EnableProfilingHandler, "enable-profiling-handler", o.EnableProfilingHandler, "serve Go's pprof profiles under /debug/pprof/ on the node API, to whom the apiserver allows nodes/proxy (as the kubelet's enableProfilingHandler); --profiling serves them on --serve-address, unauthenticated")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle whose client certificates authenticate requests to the node API (the apiserver's --kubelet-client-certificate must be signed by one); without it only bearer tokens, reviewed by the apiserver, do")
 }
 
@@ -71,11 +76,23 @@ func (o *Options) validateNodeAPI() []error {
 	return errs
 }
 
+// nodeAPIParts are what the node API reads: the runtime, the agent's
+// pods, the emptyDirs, the metrics registries it serves, and for a
+// serving certificate from the cluster the node's identity and its Node.
+type nodeAPIParts struct {
+	rt          *runtime.Runtime
+	agent       *agent.Agent
+	vols        *volumes.Manager
+	reg, probes metrics.KubeRegistry
+	conn        *connection
+	node        *node.Node
+}
+
 // nodeAPI builds the node API once connected, bound to its port, and
 // serves it until ctx ends; with --port=0 there is none. With
 // --rotate-server-certificates its certificate is the cluster's, for the
 // addresses the Node reports, requested with the node's identity.
-func (o *Options) nodeAPI(rt *runtime.Runtime, ag *agent.Agent, conn *connection, nd *node.Node, reg metrics.KubeRegistry, log logr.Logger) connectedPart {
+func (o *Options) nodeAPI(p nodeAPIParts, log logr.Logger) connectedPart {
 	return func(ctx context.Context, client kubernetes.Interface) error {
 		if o.Port == 0 {
 			log.Info("the node API is disabled (--port=0): kubectl logs, exec, attach and port-forward cannot reach this node")
@@ -84,11 +101,11 @@ func (o *Options) nodeAPI(rt *runtime.Runtime, ag *agent.Agent, conn *connection
 		var serving *nodeidentity.Serving
 		if o.RotateServerCertificates {
 			var err error
-			if serving, err = o.servingCertificate(conn.id, nd, reg, log); err != nil {
+			if serving, err = o.servingCertificate(p.conn.id, p.node, p.reg, log); err != nil {
 				return err
 			}
 		}
-		api, err := o.newNodeAPI(client, rt, ag, serving, log)
+		api, err := o.newNodeAPI(client, p, serving, log)
 		if err != nil {
 			return err
 		}
@@ -130,7 +147,7 @@ func (o *Options) servingCertificate(id *nodeidentity.Identity, nd *node.Node, r
 // connected mode only: every request is authenticated and authorized by
 // the apiserver. Its certificate is serving's when not nil, else
 // --tls-cert-file's or a self-signed one.
-func (o *Options) newNodeAPI(client kubernetes.Interface, rt *runtime.Runtime, ag *agent.Agent, serving *nodeidentity.Serving, log logr.Logger) (*nodeapi.Server, error) {
+func (o *Options) newNodeAPI(client kubernetes.Interface, p nodeAPIParts, serving *nodeidentity.Serving, log logr.Logger) (*nodeapi.Server, error) {
 	var logDir string
 	if o.EnableSystemLogHandler {
 		logDir = systemLogDir
@@ -160,7 +177,11 @@ func (o *Options) newNodeAPI(client kubernetes.Interface, rt *runtime.Runtime, a
 		Hostnames: hostnames, IPs: ips,
 		MinTLSVersion: minVersion, CipherSuites: suites,
 		ClientCAFile: o.ClientCAFile, NodeName: o.NodeName, Client: client,
-		Runtime: rt, Pods: agentPods(ag), NodeUsage: node.ReadUsage,
+		Runtime: p.rt, Pods: agentPods(p.agent), NodeUsage: node.ReadUsage,
+		NodeInterfaces: host.Interfaces, PodInterfaces: host.NamespaceInterfaces, RootDir: o.RootDir, VolumeUsage: func(uid types.UID, volume string) (int64, error) {
+			return p.vols.EmptyDirUsage(uid, volume, math.MaxInt64)
+		},
+		Metrics: p.reg, ProbeMetrics: p.probes, Config: o.kubeletConfig(), Profiling: o.EnableProfilingHandler,
 		SystemLogDir: logDir,
 		Logger:       log,
 	})

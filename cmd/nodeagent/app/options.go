@@ -95,6 +95,9 @@ type Options struct {
 	ClientCAFile             string
 	// EnableSystemLogHandler serves /var/log under the node API's /logs/.
 	EnableSystemLogHandler bool
+	// EnableProfilingHandler serves Go's profiles on the node API, behind
+	// its authorization (nodes/proxy), as the kubelet's field of the name.
+	EnableProfilingHandler bool
 
 	LocalAPISocket string
 	ServeAddress   string
@@ -134,6 +137,7 @@ func NewOptions() *Options {
 		Address:                   "0.0.0.0",
 		Port:                      10250,
 		EnableSystemLogHandler:    true,
+		EnableProfilingHandler:    true,
 		GCPercent:                 50,
 		Logging:                   logsapi.NewLoggingConfiguration(),
 	}

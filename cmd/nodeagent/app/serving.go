@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/httplimits"
@@ -28,7 +31,7 @@ type serving struct {
 
 // newServing binds addr at once, so that a taken port fails the start
 // with a clear error instead of a part failing later.
-func newServing(addr string, reg metrics.KubeRegistry, ready func() error, profiling bool, log logr.Logger) (*serving, error) {
+func newServing(addr string, reg metrics.Gatherer, ready func() error, profiling bool, log logr.Logger) (*serving, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--serve-address %s: %w", addr, err)
@@ -54,6 +57,17 @@ func newServing(addr string, reg metrics.KubeRegistry, ready func() error, profi
 		lim:     httplimits.Defaults(),
 		log:     log.WithName("serving").WithValues("address", l.Addr().String()),
 	}, nil
+}
+
+// localMetrics is what /metrics serves here: the agent's registry and the
+// prober's, whose process_start_time_seconds (there for the node API's
+// /metrics/probes, as the kubelet's) is the process collector's too, and
+// must be gathered once.
+func localMetrics(reg, probes metrics.KubeRegistry) metrics.Gatherer {
+	return prometheus.Gatherers{reg, prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		mfs, err := probes.Gather()
+		return slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == "process_start_time_seconds" }), err
+	})}
 }
 
 // Run serves until ctx ends.

@@ -41,3 +41,27 @@ func TestProfilingIsServedOnlyWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalMetricsHoldTheProbersOnce: /metrics on the serve address
+// shows the prober's metrics beside the agent's, and the start time both
+// registries hold, once.
+func TestLocalMetricsHoldTheProbersOnce(t *testing.T) {
+	reg, probes, err := (&Options{RootDir: t.TempDir(), PodLogDir: t.TempDir(), GCPercent: 100}).setUp(logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := metrics.NewCounter(&metrics.CounterOpts{Name: "prober_things_total", Help: "things", StabilityLevel: metrics.ALPHA})
+	probes.MustRegister(c)
+	c.Inc()
+	mfs, err := localMetrics(reg, probes).Gather()
+	if err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	names := map[string]int{}
+	for _, mf := range mfs {
+		names[mf.GetName()]++
+	}
+	if names["prober_things_total"] != 1 || names["process_start_time_seconds"] != 1 || names["go_goroutines"] != 1 {
+		t.Errorf("families %v, want the prober's, the agent's, and the start time once", names)
+	}
+}

@@ -19,7 +19,7 @@ import (
 // or one fails. Returning stops the agent, never the pods. doc.go draws
 // the parts and how they connect, in both modes.
 func Run(ctx context.Context, o *Options, log logr.Logger) error {
-	reg, err := o.setUp(log)
+	reg, probes, err := o.setUp(log)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if store != nil {
 		defer store.Close() // after the agent has ended: it writes on its way out
 	}
-	ag, err := o.newAgent(agentParts{rt: rt, vols: vols, sources: sources, store: store, events: ev, from: from, machine: machine, reg: reg}, log)
+	ag, err := o.newAgent(agentParts{rt: rt, vols: vols, sources: sources, store: store, events: ev, from: from, machine: machine, reg: reg, probes: probes}, log)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	}
 	parts = append(parts, sources.runs()...)
 	if o.ServeAddress != "" {
-		serve, err := newServing(o.ServeAddress, reg, ready, o.Profiling, log)
+		serve, err := newServing(o.ServeAddress, localMetrics(reg, probes), ready, o.Profiling, log)
 		if err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		}
 		parts = append(parts, part{"connection", conn.Run},
 			part{"node", conn.whenConnected(nd.Run)},
-			part{"node API", conn.whenConnected(o.nodeAPI(rt, ag, conn, nd, reg, log))},
+			part{"node API", conn.whenConnected(o.nodeAPI(nodeAPIParts{rt: rt, agent: ag, vols: vols, reg: reg, probes: probes, conn: conn, node: nd}, log))},
 			part{"pod objects", conn.whenConnected(from.podObjects(nd, ag))},
 			part{"services", conn.whenConnected(from.services.Run)},
 			part{"runtime classes", conn.whenConnected(from.classes.Run)},
@@ -123,16 +123,21 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 }
 
 // setUp paces the garbage collector, makes the agent's directories and
-// the one metrics registry every part registers with; nothing registers
-// globally.
-func (o *Options) setUp(log logr.Logger) (metrics.KubeRegistry, error) {
+// the metrics registries: the one every part registers with, and the
+// prober's, which the node API serves apart (/metrics/probes) as the
+// kubelet does; nothing registers globally.
+func (o *Options) setUp(log logr.Logger) (reg, probes metrics.KubeRegistry, err error) {
 	setGCPercent(o.GCPercent, log)
 	for _, dir := range []string{o.RootDir, o.PodLogDir} {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return nil, fmt.Errorf("creating %s: %w", dir, err)
+			return nil, nil, fmt.Errorf("creating %s: %w", dir, err)
 		}
 	}
-	reg := metrics.NewKubeRegistry()
+	reg = metrics.NewKubeRegistry()
 	reg.RawMustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
-	return reg, nil
+	probes = metrics.NewKubeRegistry()
+	if err := metrics.RegisterProcessStartTime(probes.Register); err != nil {
+		return nil, nil, fmt.Errorf("the prober's metrics: %w", err)
+	}
+	return reg, probes, nil
 }
