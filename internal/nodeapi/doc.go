@@ -14,7 +14,7 @@
 //
 //	/healthz                                   ok
 //	/pods                                      the node's pods, a PodList
-//	/metrics/resource                          node, pod and container CPU and memory, for metrics-server
+//	/metrics/resource                          node, pod and container CPU and memory, container start times, for metrics-server
 //	/stats/summary                             the same as a kubelet Summary (CPU and memory only)
 //	/containerLogs/{ns}/{pod}/{container}      a container's log (follow, previous, tailLines, ...)
 //	/exec/{ns}/{pod}[/{uid}]/{container}       a command's streams, proxied to the runtime (SPDY, WebSocket)

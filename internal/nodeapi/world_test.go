@@ -53,7 +53,11 @@ func newWorld(t *testing.T, backend http.Handler) *world {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "uid-1"},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}, {Name: "idle"}, {Name: "done"}}},
-		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "app", ContainerID: "containerd://app-2", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Unix(1699999000, 0)}}},
+			// side: a status of an instance before the one the runtime measures.
+			{Name: "side", ContainerID: "containerd://side-0", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Unix(1699990000, 0)}}},
+		}},
 	}
 	w.rt = &fakeRuntime{
 		status: runtime.PodStatus{ID: "uid-1", Containers: []runtime.ContainerStatus{
