@@ -42,6 +42,13 @@ type Env struct {
 	// serving certificate and signs the client certificates the
 	// controller-manager issues.
 	CAFile string
+	// CAKeyFile is the cluster CA's key, for tests that sign a serving
+	// certificate the apiserver or metrics-server is to trust.
+	CAKeyFile string
+
+	// KubectlBin and MetricsServerBin are the cached binaries of kubectl
+	// and metrics-server at their pinned versions (hack/versions.sh).
+	KubectlBin, MetricsServerBin string
 
 	// NodeMonitorGracePeriod is how long the node lifecycle controller waits
 	// for a node's Lease to be renewed before it marks the node
