@@ -7,9 +7,11 @@
 # kubelet, kubectl, etcd (the binaries of k8s.io/kubernetes/cmd and etcd), e2e.test
 # (the upstream e2e suite, compiled with go test -c), agnhost and nonewprivs
 # (programs of the e2e suite's test images) and ginkgo (the CLI that runs the suite in
-# parallel). Without NAME: kube-apiserver, kube-controller-manager, kubectl
-# and etcd, what the integration tests need. A binary already in the cache is reused,
-# so a warm call returns at once. Needs only Go and the module proxy.
+# parallel) and metrics-server (sigs.k8s.io/metrics-server, at
+# METRICS_SERVER_VERSION). Without NAME: kube-apiserver,
+# kube-controller-manager, kubectl, etcd and metrics-server, what the
+# integration tests need. A binary already in the cache is reused, so a warm
+# call returns at once. Needs only Go and the module proxy.
 set -euo pipefail
 
 HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -179,6 +181,7 @@ kubernetes_bin() {
     nonewprivs) echo "$NONEWPRIVS_BIN" ;;
     etcd) echo "$ETCD_BIN" ;;
     ginkgo) echo "$GINKGO_BIN" ;;
+    metrics-server) echo "$METRICS_SERVER_BIN" ;;
     *) log "unknown binary $1"; return 1 ;;
   esac
 }
@@ -195,10 +198,26 @@ build_etcd() {
   install_binary "$WORK/etcd.bin" "$ETCD_BIN"
 }
 
+# build_metrics_server: metrics-server in a module of its own: it pins its
+# own k8s.io library versions, older than Kubernetes' staging releases.
+build_metrics_server() {
+  local mod="$WORK/metrics-server" pkg=k8s.io/client-go/pkg/version ldflags="-s -w"
+  new_module "$mod"
+  timed "metrics-server module download" run "$WORK/metrics-server-get.log" "$mod" \
+    go get "sigs.k8s.io/metrics-server/cmd/metrics-server@$METRICS_SERVER_VERSION"
+  # Its version is client-go's (as its Makefile sets it); without it the
+  # server reports v0.0.0.
+  ldflags+=" -X $pkg.gitVersion=$METRICS_SERVER_VERSION -X $pkg.gitTreeState=clean"
+  timed "metrics-server compile" run "$WORK/metrics-server-build.log" "$mod" \
+    env CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" \
+    -o "$WORK/metrics-server.bin" sigs.k8s.io/metrics-server/cmd/metrics-server
+  install_binary "$WORK/metrics-server.bin" "$METRICS_SERVER_BIN"
+}
+
 main() {
   local start names=("$@") name missing=()
   start="$(now)"
-  [[ ${#names[@]} -gt 0 ]] || names=(kube-apiserver kube-controller-manager kubectl etcd)
+  [[ ${#names[@]} -gt 0 ]] || names=(kube-apiserver kube-controller-manager kubectl etcd metrics-server)
   for name in "${names[@]}"; do
     [[ -x "$(kubernetes_bin "$name")" ]] || missing+=("$name")
   done
@@ -225,18 +244,20 @@ main() {
   trap on_signal INT TERM HUP
 
   # Checked again under the lock: another caller may have just built them.
-  local kube=() etcd= ginkgo=
+  local kube=() etcd= ginkgo= metrics_server=
   for name in "${missing[@]}"; do
     [[ ! -x "$(kubernetes_bin "$name")" ]] || continue
     case "$name" in
       etcd) etcd=1 ;;
       ginkgo) ginkgo=1 ;;
+      metrics-server) metrics_server=1 ;;
       *) kube+=("$name") ;;
     esac
   done
   [[ ${#kube[@]} -eq 0 ]] || build_kubernetes "${kube[@]}"
   [[ -z "$etcd" ]] || build_etcd
   [[ -z "$ginkgo" ]] || build_ginkgo
+  [[ -z "$metrics_server" ]] || build_metrics_server
   log "done in $(elapsed "$start")s"
 }
 

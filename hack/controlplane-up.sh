@@ -11,7 +11,11 @@
 # serving certificate and every client certificate, bootstrap tokens
 # authenticate, and the RBAC bindings kubeadm creates let the
 # controller-manager's csrapproving controller approve nodes' client CSRs.
-# There is no scheduler: pods must carry spec.nodeName.
+# The aggregation layer is on as kubeadm turns it on (a front-proxy CA of
+# its own, the front-proxy-client certificate the apiserver presents to
+# extension apiservers such as metrics-server, and the requestheader flags
+# that tell those servers whom to believe). There is no scheduler: pods
+# must carry spec.nodeName.
 #
 #   hack/controlplane-up.sh [COMPONENT]
 # With COMPONENT (kube-apiserver or kube-controller-manager), only that one is
@@ -41,6 +45,8 @@ NODE_MONITOR_PERIOD=2s
 PKI_DIR="$STATE_DIR/pki"
 CA_FILE="$PKI_DIR/ca.crt"
 CA_KEY="$PKI_DIR/ca.key"
+FRONT_PROXY_CA_FILE="$PKI_DIR/front-proxy-ca.crt"
+FRONT_PROXY_CA_KEY="$PKI_DIR/front-proxy-ca.key"
 TOKEN_FILE="$STATE_DIR/tokens.csv"
 AUDIT_POLICY="$STATE_DIR/audit-policy.yaml"
 AUDIT_LOG="$STATE_DIR/audit/audit.log"
@@ -186,14 +192,23 @@ fresh_state_dir() {
   touch "$STATE_MARKER"
 }
 
-# sign_cert NAME SUBJECT EXT: a P-256 key and a certificate for it signed by
-# the cluster CA, as $PKI_DIR/NAME.{key,crt}; EXT is an openssl x509 v3
-# extension section.
+# make_ca CRT KEY CN: a self-signed P-256 CA certificate and its key.
+make_ca() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -keyout "$2" -subj "/CN=$3" -days 3650 \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" \
+    -out "$1" 2>/dev/null
+  chmod 0600 "$2"
+}
+
+# sign_cert NAME SUBJECT EXT [CA-CRT CA-KEY]: a P-256 key and a certificate
+# for it signed by the cluster CA (or the CA given), as
+# $PKI_DIR/NAME.{key,crt}; EXT is an openssl x509 v3 extension section.
 sign_cert() {
-  local name="$1" subject="$2" ext="$3"
+  local name="$1" subject="$2" ext="$3" ca="${4:-$CA_FILE}" ca_key="${5:-$CA_KEY}"
   openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
     -keyout "$PKI_DIR/$name.key" -subj "$subject" -out "$PKI_DIR/$name.csr" 2>/dev/null
-  openssl x509 -req -in "$PKI_DIR/$name.csr" -CA "$CA_FILE" -CAkey "$CA_KEY" -CAcreateserial \
+  openssl x509 -req -in "$PKI_DIR/$name.csr" -CA "$ca" -CAkey "$ca_key" -CAcreateserial \
     -days 365 -extfile <(printf '[ext]\n%s\n' "$ext") -extensions ext \
     -out "$PKI_DIR/$name.crt" 2>/dev/null
   rm -f "$PKI_DIR/$name.csr"
@@ -201,14 +216,10 @@ sign_cert() {
 }
 
 # write_pki: the cluster CA (kubeadm's "kubernetes" CA), the apiserver's
-# serving certificate and the controller-manager's client certificate, and
-# the service-account key pair.
+# serving certificate and the controller-manager's client certificate, the
+# front-proxy CA and client certificate, and the service-account key pair.
 write_pki() {
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -keyout "$CA_KEY" -subj "/CN=kubernetes" -days 3650 \
-    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" \
-    -out "$CA_FILE" 2>/dev/null
-  chmod 0600 "$CA_KEY"
+  make_ca "$CA_FILE" "$CA_KEY" kubernetes
   # 10.0.0.1 is the "kubernetes" Service's address in --service-cluster-ip-range.
   sign_cert apiserver "/CN=kube-apiserver" "$(printf '%s\n' \
     "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" \
@@ -223,6 +234,14 @@ write_pki() {
   # user may reach the nodes/proxy subresource (system:masters may).
   sign_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "$(printf '%s\n' \
     "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=clientAuth")"
+  # The aggregation layer's: a CA of its own, as kubeadm's front-proxy-ca,
+  # so that no client certificate of the cluster CA can pass for the
+  # apiserver's proxy; extension apiservers read it from the
+  # kube-system/extension-apiserver-authentication ConfigMap.
+  make_ca "$FRONT_PROXY_CA_FILE" "$FRONT_PROXY_CA_KEY" front-proxy-ca
+  sign_cert front-proxy-client "/CN=front-proxy-client" "$(printf '%s\n' \
+    "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=clientAuth")" \
+    "$FRONT_PROXY_CA_FILE" "$FRONT_PROXY_CA_KEY"
   openssl genrsa -out "$PKI_DIR/sa.key" 2048 2>/dev/null
   openssl rsa -in "$PKI_DIR/sa.key" -pubout -out "$PKI_DIR/sa.pub" 2>/dev/null
 }
@@ -283,6 +302,10 @@ start_apiserver() {
   # --kubelet-*: how it reaches a node's API (logs, exec, port-forward): with
   #   the client certificate above, at the node's InternalIP first (the test
   #   nodes serve on 127.0.0.1 and say so with --node-ip).
+  # --requestheader-*, --proxy-client-*: the aggregation layer, as kubeadm
+  #   sets it up (see write_pki); --enable-aggregator-routing: it dials an
+  #   APIService's endpoint address itself, as there is no kube-proxy to
+  #   route a Service's cluster IP.
   # --shutdown-watch-termination-grace-period: on SIGTERM, end open watches
   #   (the controller-manager's, a node's) within 2s; without it they hold
   #   the process until stop_process gives up and kills it.
@@ -309,6 +332,14 @@ start_apiserver() {
     --kubelet-client-certificate="$PKI_DIR/apiserver-kubelet-client.crt" \
     --kubelet-client-key="$PKI_DIR/apiserver-kubelet-client.key" \
     --kubelet-preferred-address-types=InternalIP,Hostname \
+    --requestheader-client-ca-file="$FRONT_PROXY_CA_FILE" \
+    --requestheader-allowed-names=front-proxy-client \
+    --requestheader-username-headers=X-Remote-User \
+    --requestheader-group-headers=X-Remote-Group \
+    --requestheader-extra-headers-prefix=X-Remote-Extra- \
+    --proxy-client-cert-file="$PKI_DIR/front-proxy-client.crt" \
+    --proxy-client-key-file="$PKI_DIR/front-proxy-client.key" \
+    --enable-aggregator-routing=true \
     --shutdown-watch-termination-grace-period=2s \
     --audit-policy-file="$AUDIT_POLICY" \
     --audit-log-path="$AUDIT_LOG" \
@@ -340,10 +371,8 @@ CONTROLLERS=(
 
 # start_controller_manager: on CONTROLLER_MANAGER_URL's port, with its own
 # client certificate, each controller under its own service account as
-# kubeadm runs it. Unlike kubeadm it has no --authentication-kubeconfig: that
-# would look for the requestheader CA this apiserver (no aggregation layer)
-# does not have and log its absence forever, and /healthz, the one thing asked
-# of its port, needs no authentication.
+# kubeadm runs it. Unlike kubeadm it has no --authentication-kubeconfig:
+# /healthz, the one thing asked of its port, needs no authentication.
 start_controller_manager() {
   local port="${CONTROLLER_MANAGER_URL##*:}" controllers
   controllers="${NODEAGENT_CONTROLLERS:-$(IFS=,; echo "${CONTROLLERS[*]}")}"
@@ -458,7 +487,6 @@ write_env() {
       APISERVER_CA "$CA_FILE" \
       CLUSTER_CA_CERT "$CA_FILE" \
       CLUSTER_CA_KEY "$CA_KEY" \
-      KUBECTL_BIN "$KUBECTL_BIN" \
       AUDIT_LOG "$AUDIT_LOG" \
       NODE_NAME "$NODE_NAME" \
       ADMIN_TOKEN "$ADMIN_TOKEN" \
@@ -474,7 +502,9 @@ write_env() {
       NODE_MONITOR_GRACE_PERIOD "$NODE_MONITOR_GRACE_PERIOD" \
       CONTROLPLANE_DIR "$STATE_DIR" \
       KUBERNETES_VERSION "$KUBERNETES_VERSION" \
-      ETCD_VERSION "$ETCD_VERSION"
+      ETCD_VERSION "$ETCD_VERSION" \
+      KUBECTL_BIN "$KUBECTL_BIN" \
+      METRICS_SERVER_BIN "$METRICS_SERVER_BIN"
   } >"$tmp"
   chmod 0600 "$tmp"
   mv -f "$tmp" "$ENV_FILE"

@@ -8,6 +8,10 @@ KUBERNETES_VERSION=v1.37.2
 # 3.5.24 on (kubeadm's MinExternalEtcdVersion); its own default is 3.7.0.
 ETCD_VERSION=v3.6.16
 
+# metrics-server, the aggregated API that `kubectl top` reads, scraping the
+# node's /metrics/resource; built from the Go module proxy like etcd.
+METRICS_SERVER_VERSION=v0.8.0
+
 # gosec, the security linter hack/verify.sh runs, fetched by version through
 # the Go module proxy (checked against the checksum database) and built once
 # into the Go build cache.
@@ -30,3 +34,4 @@ E2E_TEST_BIN="$NODEAGENT_CACHE/bin/e2e.test-$KUBERNETES_VERSION"
 AGNHOST_BIN="$NODEAGENT_CACHE/bin/agnhost-$KUBERNETES_VERSION"
 NONEWPRIVS_BIN="$NODEAGENT_CACHE/bin/nonewprivs-$KUBERNETES_VERSION"
 GINKGO_BIN="$NODEAGENT_CACHE/bin/ginkgo-$KUBERNETES_VERSION"
+METRICS_SERVER_BIN="$NODEAGENT_CACHE/bin/metrics-server-$METRICS_SERVER_VERSION"

@@ -17,7 +17,7 @@
 //	/runningpods/                              the pods the runtime runs, from its sandboxes and containers (pods, or proxy)
 //	/metrics                                   the agent's own metrics, as on --serve-address (metrics)
 //	/metrics/probes                            prober_probe_total and prober_probe_duration_seconds (metrics)
-//	/metrics/resource                          node, pod and container CPU and memory, for metrics-server (metrics)
+//	/metrics/resource                          node, pod and container CPU and memory, container start times, for metrics-server (metrics)
 //	/stats/summary                             a kubelet Summary: CPU, memory, filesystems (no network yet) (stats)
 //	/configz                                   the effective configuration under "kubeletconfig" (configz, or proxy)
 //	/debug/pprof/                              Go's profiles, unless profiling is off (proxy)

@@ -7,14 +7,22 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeagent/nodeagent/internal/status"
 )
 
 // /metrics/resource: what metrics-server scrapes for `kubectl top`, under
 // the kubelet's names, each figure stamped with when it was measured:
 // the node's CPU time and memory working set, and each running
 // container's and pod's (a pod's is the sum of its containers'), as the
-// runtime measured them. It is made for each scrape: nothing is kept.
+// runtime measured them, and when each running container started (from
+// its pod's status, when that status is of the same instance): with it
+// metrics-server tells a restarted container, whose CPU counter began
+// again, from one whose counter went backwards, and drops the old
+// instance's figure instead of the pod. It is made for each scrape:
+// nothing is kept.
 
 const statsTimeout = 10 * time.Second
 
@@ -31,6 +39,8 @@ var (
 		"Cumulative cpu time consumed by the pod in core-seconds", []string{"pod", "namespace"}, nil)
 	descPodMemory = prometheus.NewDesc("pod_memory_working_set_bytes",
 		"Current working set of the pod in bytes", []string{"pod", "namespace"}, nil)
+	descContainerStart = prometheus.NewDesc("container_start_time_seconds",
+		"Start time of the container since unix epoch in seconds", []string{"container", "pod", "namespace"}, nil)
 	descScrapeError = prometheus.NewDesc("resource_scrape_error",
 		"1 if there was an error while getting container metrics, 0 otherwise", nil, nil)
 )
@@ -48,7 +58,7 @@ type resourceCollector struct {
 }
 
 func (c resourceCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descNodeCPU, descNodeMemory, descContainerCPU, descContainerMemory, descPodCPU, descPodMemory, descScrapeError} {
+	for _, d := range []*prometheus.Desc{descNodeCPU, descNodeMemory, descContainerCPU, descContainerMemory, descContainerStart, descPodCPU, descPodMemory, descScrapeError} {
 		ch <- d
 	}
 }
@@ -77,7 +87,13 @@ func (c resourceCollector) Collect(ch chan<- prometheus.Metric) {
 		hasCPU, hasMemory bool
 	}
 	pods := map[types.UID]*podUsage{}
+	started := c.s.containerStarts()
 	for _, u := range stats {
+		if at, ok := started[u.ID]; ok {
+			// No timestamp: the value is itself a time, as the kubelet's.
+			ch <- prometheus.MustNewConstMetric(descContainerStart, prometheus.GaugeValue,
+				float64(at.UnixNano())/float64(time.Second), u.Name, u.PodName, u.PodNamespace)
+		}
 		p := pods[u.PodUID]
 		if p == nil {
 			p = &podUsage{name: u.PodName, namespace: u.PodNamespace}
@@ -103,6 +119,22 @@ func (c resourceCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(descScrapeError, prometheus.GaugeValue, failed)
+}
+
+// containerStarts is when each running container of the node's pods
+// started, by its runtime ID, as the pods' statuses say.
+func (s *Server) containerStarts() map[string]time.Time {
+	started := map[string]time.Time{}
+	for _, p := range s.opts.Pods() {
+		for _, list := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses, p.Status.EphemeralContainerStatuses} {
+			for _, cs := range list {
+				if r := cs.State.Running; r != nil && cs.ContainerID != "" && !r.StartedAt.IsZero() {
+					started[status.RuntimeID(cs.ContainerID)] = r.StartedAt.Time
+				}
+			}
+		}
+	}
+	return started
 }
 
 func stamped(d *prometheus.Desc, t prometheus.ValueType, v float64, at time.Time, labels ...string) prometheus.Metric {

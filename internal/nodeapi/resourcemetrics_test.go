@@ -20,10 +20,16 @@ func TestResourceMetrics(t *testing.T) {
 		`pod_cpu_usage_seconds_total{namespace="default",pod="web"} 2 1700000000000`,
 		`pod_memory_working_set_bytes{namespace="default",pod="web"} 2.097152e+06 1700000000000`,
 		"resource_scrape_error 0",
+		// From the pod's status, which names the instance measured.
+		`container_start_time_seconds{container="app",namespace="default",pod="web"} 1.699999e+09`,
 	} {
 		if !strings.Contains(body, line+"\n") {
 			t.Errorf("no line %q in:\n%s", line, body)
 		}
+	}
+	// side's status is of an earlier instance: its start is not this one's.
+	if strings.Contains(body, `container_start_time_seconds{container="side"`) {
+		t.Errorf("a start time for side, whose status is of another instance:\n%s", body)
 	}
 	w.rv.mu.Lock()
 	defer w.rv.mu.Unlock()

@@ -73,7 +73,11 @@ func newWorldWith(t *testing.T, backend http.Handler, change func(*Options)) *wo
 				{Name: "shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
 			},
 		},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "app", ContainerID: "containerd://app-2", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Unix(1699999000, 0)}}},
+			// side: a status of an instance before the one the runtime measures.
+			{Name: "side", ContainerID: "containerd://side-0", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Unix(1699990000, 0)}}},
+		}},
 	}
 	w.rt = &fakeRuntime{
 		status: runtime.PodStatus{ID: "uid-1", Containers: []runtime.ContainerStatus{

@@ -36,16 +36,19 @@ type Env struct {
 	// LogRoot is a directory tests may use for container logs.
 	LogRoot string
 
-	// KubectlBin is kubectl at the control plane's version, built by
-	// hack/controlplane-build.sh, for tests that drive it as an operator.
-	KubectlBin string
-
 	// APIServerURL is the apiserver's https URL.
 	APIServerURL string
 	// CAFile is the cluster CA certificate (PEM): it signed the apiserver's
 	// serving certificate and signs the client certificates the
 	// controller-manager issues.
 	CAFile string
+	// CAKeyFile is the cluster CA's key, for tests that sign a serving
+	// certificate the apiserver or metrics-server is to trust.
+	CAKeyFile string
+
+	// KubectlBin and MetricsServerBin are the cached binaries of kubectl
+	// and metrics-server at their pinned versions (hack/versions.sh).
+	KubectlBin, MetricsServerBin string
 
 	// NodeMonitorGracePeriod is how long the node lifecycle controller waits
 	// for a node's Lease to be renewed before it marks the node

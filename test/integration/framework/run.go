@@ -144,7 +144,8 @@ func up(root string) (*Env, error) {
 	e.NodeName = cp["NODE_NAME"]
 	e.APIServerURL = cp["APISERVER_URL"]
 	e.CAFile = cp["CLUSTER_CA_CERT"]
-	e.KubectlBin = cp["KUBECTL_BIN"]
+	e.CAKeyFile = cp["CLUSTER_CA_KEY"]
+	e.KubectlBin, e.MetricsServerBin = cp["KUBECTL_BIN"], cp["METRICS_SERVER_BIN"]
 	e.auditLog = cp["AUDIT_LOG"]
 	if e.NodeMonitorGracePeriod, err = time.ParseDuration(cp["NODE_MONITOR_GRACE_PERIOD"]); err != nil {
 		return nil, fmt.Errorf("control plane env: NODE_MONITOR_GRACE_PERIOD: %w", err)
@@ -168,7 +169,7 @@ func (e *Env) readControlPlaneEnv() (map[string]string, error) {
 		return nil, err
 	}
 	if err := need(path, cp, "KUBECONFIG_ADMIN", "KUBECONFIG_NODE", "NODE_NAME", "APISERVER_URL", "CLUSTER_CA_CERT",
-		"AUDIT_LOG", "NODE_MONITOR_GRACE_PERIOD", "ETCD_PID", "KUBECTL_BIN"); err != nil {
+		"AUDIT_LOG", "NODE_MONITOR_GRACE_PERIOD", "ETCD_PID", "CLUSTER_CA_KEY", "KUBECTL_BIN", "METRICS_SERVER_BIN"); err != nil {
 		return nil, err
 	}
 	for name, key := range map[string]string{"etcd": "ETCD_PID", "kube-apiserver": "APISERVER_PID", "kube-controller-manager": "CONTROLLER_MANAGER_PID"} {
