@@ -393,7 +393,9 @@ func (k *kubectl) portForward(t *testing.T, pod, podPort string) string {
 	return ""
 }
 
-// nodeAddressUp puts ip on lo until the test ends.
+// nodeAddressUp puts ip/32 on lo until the test ends, as
+// hack/cluster-node.sh does for its node: the apiserver's nodes/proxy
+// refuses a loopback node address.
 func nodeAddressUp(t *testing.T, ip string) {
 	t.Helper()
 	if out, err := exec.Command("ip", "addr", "replace", ip+"/32", "dev", "lo").CombinedOutput(); err != nil {

@@ -61,7 +61,7 @@ func TestBinaryMetricsServer(t *testing.T) {
 	if env.MetricsServerBin == "" || env.KubectlBin == "" {
 		t.Fatal("the control plane's env names no metrics-server or kubectl binary (hack/controlplane-build.sh builds them)")
 	}
-	addLoopbackAddress(t, metricsNodeIP)
+	nodeAddressUp(t, metricsNodeIP)
 	dir := t.TempDir()
 	ip := net.ParseIP(metricsNodeIP)
 
@@ -367,20 +367,6 @@ func topRow(out, name string) []string {
 func positive(s string) bool {
 	q, err := resource.ParseQuantity(s)
 	return err == nil && q.Sign() > 0
-}
-
-// addLoopbackAddress puts ip/32 on lo until the test ends, as
-// hack/conformance.sh does for its node.
-func addLoopbackAddress(t *testing.T, ip string) {
-	t.Helper()
-	if out, err := exec.Command("ip", "addr", "replace", ip+"/32", "dev", "lo").CombinedOutput(); err != nil {
-		t.Fatalf("adding %s to lo: %v: %s", ip, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "addr", "del", ip+"/32", "dev", "lo").CombinedOutput(); err != nil {
-			t.Errorf("removing %s from lo: %v: %s", ip, err, out)
-		}
-	})
 }
 
 // freePortOn is a TCP port free on ip.
