@@ -29,10 +29,8 @@ import (
 // BestEffort pod; a removed pod's cgroup goes and the burstable shares
 // follow.
 func TestBinaryCgroupsAndOOMScores(t *testing.T) {
-	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
-	root := "/nodeagent/it-" + suffix
 	// Registered first, so run last: after the harness removed the pods.
-	t.Cleanup(func() { removeCgroupRoot(t, root) })
+	root, _ := cgroupRoot(t)
 	h := newAgent(t, "--cgroup-root", root)
 
 	withResources := func(c corev1.Container, req, lim corev1.ResourceList) corev1.Container {
@@ -115,9 +113,7 @@ func TestBinaryCgroupsAndOOMScores(t *testing.T) {
 // <root>/pod<uid>, is still found and its cgroup removed: here one left
 // behind without a manifest, which the agent kills as an orphan.
 func TestBinaryCgroupsOfEarlierLayoutRemoved(t *testing.T) {
-	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
-	root := "/nodeagent/it-" + suffix
-	t.Cleanup(func() { removeCgroupRoot(t, root) })
+	root, suffix := cgroupRoot(t)
 	ctx := context.Background()
 	cri := env.CRI(t)
 	uid := "legacy-" + suffix
@@ -170,9 +166,7 @@ func TestBinaryCgroupsUpgradeFromFlatLayout(t *testing.T) {
 		t.Skipf("commit %s is not in this clone's history (a shallow clone?): the upgrade from it cannot be run", flatLayoutCommit)
 	}
 	old := olderNodeagent(t, flatLayoutCommit)
-	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
-	root := "/nodeagent/it-" + suffix
-	t.Cleanup(func() { removeCgroupRoot(t, root) })
+	root, suffix := cgroupRoot(t)
 	h := newAgentOf(t, "up"+suffix, old, "--cgroup-root", root)
 
 	c := shContainer("main", sleepForever)
@@ -342,6 +336,16 @@ func memTotalBytes(t *testing.T) int64 {
 // removeCgroupRoot removes what is left of a test's cgroup root (the QoS
 // cgroups, which outlive the agent as under the kubelet) in every
 // hierarchy, deepest first.
+// cgroupRoot is a --cgroup-root of the test's own, with the suffix that
+// names it, removed when the test ends: call it before the agent starts,
+// so that the removal runs after the harness removed the pods.
+func cgroupRoot(t *testing.T) (root, suffix string) {
+	suffix = strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	root = "/nodeagent/it-" + suffix
+	t.Cleanup(func() { removeCgroupRoot(t, root) })
+	return root, suffix
+}
+
 func removeCgroupRoot(t *testing.T, root string) {
 	dirs, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", "*", root))
 	for _, top := range dirs {

@@ -18,10 +18,7 @@ import (
 // the pod's through the downward API; its processes get the Guaranteed
 // OOM score.
 func TestBinaryPodLevelResources(t *testing.T) {
-	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
-	root := "/nodeagent/it-" + suffix
-	// Registered first, so run last: after the harness removed the pods.
-	t.Cleanup(func() { removeCgroupRoot(t, root) })
+	root, _ := cgroupRoot(t) // before the agent: removed after its pods
 	h := newAgent(t, "--cgroup-root", root)
 
 	main := shContainer("main", sleepForever)
