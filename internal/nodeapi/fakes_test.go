@@ -34,6 +34,8 @@ type fakeRuntime struct {
 	// removedLogs: the newest log left by a removed container, by name.
 	removedLogs map[string]string
 	execs       [][]string
+	// forwarded are the ports of each port-forward asked for.
+	forwarded [][]int32
 	// logDir holds the pods' log directories; pods what GetPods lists.
 	logDir string
 	pods   []*runtime.Pod
@@ -96,7 +98,10 @@ func (f *fakeRuntime) AttachURL(context.Context, string, runtime.StreamOptions) 
 	return f.streamURL, nil
 }
 
-func (f *fakeRuntime) PortForwardURL(context.Context, types.UID) (*url.URL, error) {
+func (f *fakeRuntime) PortForwardURL(_ context.Context, _ types.UID, ports []int32) (*url.URL, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forwarded = append(f.forwarded, ports)
 	return f.streamURL, nil
 }
 

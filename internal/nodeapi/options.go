@@ -28,7 +28,7 @@ type Runtime interface {
 	RunningContainerID(ctx context.Context, uid types.UID, name string) (string, error)
 	ExecURL(ctx context.Context, id string, cmd []string, o runtime.StreamOptions) (*url.URL, error)
 	AttachURL(ctx context.Context, id string, o runtime.StreamOptions) (*url.URL, error)
-	PortForwardURL(ctx context.Context, uid types.UID) (*url.URL, error)
+	PortForwardURL(ctx context.Context, uid types.UID, ports []int32) (*url.URL, error)
 	ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (runtime.ExecResult, error)
 	ReadLogs(ctx context.Context, id string, opts *logs.LogOptions, stdout, stderr io.Writer) error
 	ReadRemovedLogs(ctx context.Context, pod *corev1.Pod, container string, previous bool, opts *logs.LogOptions, stdout, stderr io.Writer) error

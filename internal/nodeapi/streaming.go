@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -85,7 +86,12 @@ func (s *Server) servePortForward(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	}
-	u, err := s.opts.Runtime.PortForwardURL(r.Context(), pod.UID)
+	ports, err := forwardedPorts(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	u, err := s.opts.Runtime.PortForwardURL(r.Context(), pod.UID, ports)
 	if errors.Is(err, runtime.ErrNotRunning) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -207,4 +213,30 @@ func command(args []string) ([]string, error) {
 		return nil, fmt.Errorf("the command has %d bytes, more than %d", n, maxCommandBytes)
 	}
 	return args, nil
+}
+
+// forwardedPorts are the ports a WebSocket port-forward (the older
+// protocol, not kubectl's tunnel) names in its query, as the kubelet reads
+// them: ?ports=80,8080 or the parameter repeated, each 1 to 65535. The
+// runtime's streaming server opens a pair of channels for each. SPDY and
+// tunnelled clients name theirs on the stream: none here.
+func forwardedPorts(r *http.Request) ([]int32, error) {
+	if !wsstream.IsWebSocketRequest(r) || wsstream.IsWebSocketRequestWithTunnelingProtocol(r) {
+		return nil, nil
+	}
+	values := r.URL.Query()["ports"]
+	if len(values) == 0 {
+		return nil, errors.New(`query parameter "ports" is required`)
+	}
+	var ports []int32
+	for _, v := range values {
+		for _, p := range strings.Split(v, ",") {
+			n, err := strconv.ParseUint(p, 10, 16)
+			if err != nil || n == 0 {
+				return nil, fmt.Errorf("ports: %q is not a port (1-65535)", p)
+			}
+			ports = append(ports, int32(n)) // #nosec G115 -- at most 65535
+		}
+	}
+	return ports, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -96,5 +97,41 @@ func TestPortForwardIsProxiedToTheRuntime(t *testing.T) {
 	}
 	if line, err := bufio.NewReader(conn).ReadString('\n'); err != nil || line != "pf\n" {
 		t.Errorf("echo through the proxy: %q %v", line, err)
+	}
+}
+
+// A WebSocket port-forward of the older protocol names its ports in the
+// query; the runtime is asked for a session with those ports, as the
+// kubelet asks (its streaming server opens their channels). A bad port is
+// refused before the runtime is asked; SPDY clients name none here.
+func TestWebSocketPortForwardPortsReachTheRuntime(t *testing.T) {
+	for _, tc := range []struct {
+		query, upgrade string
+		status         int
+		want           []int32
+	}{
+		{"?ports=8080,9090&ports=7070", "websocket", http.StatusSwitchingProtocols, []int32{8080, 9090, 7070}},
+		{"?ports=0", "websocket", http.StatusBadRequest, nil},
+		{"?ports=http", "websocket", http.StatusBadRequest, nil},
+		{"", "websocket", http.StatusBadRequest, nil},
+		{"?ports=8080", "SPDY/3.1", http.StatusSwitchingProtocols, nil},
+	} {
+		t.Run(tc.query+" "+tc.upgrade, func(t *testing.T) {
+			var sawAuth bool
+			var mu sync.Mutex
+			w := newWorld(t, echoUpgrade(&sawAuth, &mu))
+			status := w.upgradeStatus("/portForward/default/web"+tc.query, tc.upgrade)
+			if status != tc.status {
+				t.Errorf("status %d, want %d", status, tc.status)
+			}
+			w.rt.mu.Lock()
+			defer w.rt.mu.Unlock()
+			switch {
+			case tc.status == http.StatusBadRequest && len(w.rt.forwarded) != 0:
+				t.Errorf("the runtime was asked (%v) for a refused request", w.rt.forwarded)
+			case tc.status != http.StatusBadRequest && (len(w.rt.forwarded) != 1 || !slices.Equal(w.rt.forwarded[0], tc.want)):
+				t.Errorf("the runtime was asked for ports %v, want [%v]", w.rt.forwarded, tc.want)
+			}
+		})
 	}
 }

@@ -185,22 +185,36 @@ func (w *world) do(method, path, token string) (int, string) {
 // upgrade opens an upgraded connection to path as alice.
 func (w *world) upgrade(path string) net.Conn {
 	w.t.Helper()
-	tlsConf := w.client.Transport.(*http.Transport).TLSClientConfig.Clone()
-	conn, err := tls.Dial("tcp", strings.TrimPrefix(w.base, "https://"), tlsConf)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: node\r\nAuthorization: Bearer alice-token\r\nConnection: Upgrade\r\nUpgrade: test-echo\r\n\r\n", path)
-	br := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		w.t.Fatal(err)
-	}
+	conn, resp := w.upgradeTo(path, "test-echo")
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		body, _ := io.ReadAll(resp.Body)
 		w.t.Fatalf("upgrade %s: %d %q", path, resp.StatusCode, body)
 	}
 	return conn
+}
+
+// upgradeStatus is the status of an upgrade of path to protocol.
+func (w *world) upgradeStatus(path, protocol string) int {
+	w.t.Helper()
+	conn, resp := w.upgradeTo(path, protocol)
+	conn.Close()
+	return resp.StatusCode
+}
+
+// upgradeTo asks, as alice, for an upgrade of path to protocol.
+func (w *world) upgradeTo(path, protocol string) (net.Conn, *http.Response) {
+	w.t.Helper()
+	tlsConf := w.client.Transport.(*http.Transport).TLSClientConfig.Clone()
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(w.base, "https://"), tlsConf)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: node\r\nAuthorization: Bearer alice-token\r\nConnection: Upgrade\r\nUpgrade: %s\r\n\r\n", path, protocol)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return conn, resp
 }
 
 // newCA makes a CA, and clientCert a client certificate it signs.

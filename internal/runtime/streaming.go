@@ -71,9 +71,11 @@ func (r *Runtime) AttachURL(ctx context.Context, id string, o StreamOptions) (*u
 }
 
 // PortForwardURL asks the runtime for the URL that forwards connections
-// into the network namespace of the pod's newest ready sandbox. The ports
-// are chosen by the client on the stream, as the CRI leaves them.
-func (r *Runtime) PortForwardURL(ctx context.Context, uid types.UID) (*url.URL, error) {
+// into the network namespace of the pod's newest ready sandbox. ports are
+// those a WebSocket client named in its request (the runtime's streaming
+// server opens their channels); an SPDY client chooses them on the
+// stream, and gives none here.
+func (r *Runtime) PortForwardURL(ctx context.Context, uid types.UID, ports []int32) (*url.URL, error) {
 	st, err := r.GetPodStatus(ctx, uid)
 	if err != nil {
 		return nil, err
@@ -82,7 +84,7 @@ func (r *Runtime) PortForwardURL(ctx context.Context, uid types.UID) (*url.URL, 
 		return nil, fmt.Errorf("pod %s: no ready sandbox: %w", uid, ErrNotRunning)
 	}
 	id := st.Sandboxes[0].ID
-	resp, err := r.rt.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: id})
+	resp, err := r.rt.PortForward(ctx, &runtimeapi.PortForwardRequest{PodSandboxId: id, Port: ports})
 	if err != nil {
 		return nil, fmt.Errorf("pod %s: sandbox %s: port-forward: %w", uid, id, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,13 +56,13 @@ func TestStreamURLs(t *testing.T) {
 	if _, err := rt.AttachURL(ctx, app.ID, StreamOptions{Stdout: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.PortForwardURL(ctx, pod.UID); err != nil {
+	if _, err := rt.PortForwardURL(ctx, pod.UID, []int32{8080, 9090}); err != nil {
 		t.Fatal(err)
 	}
-	if pf := s.reqs[2].(*runtimeapi.PortForwardRequest); pf.GetPodSandboxId() != st.Sandboxes[0].ID {
-		t.Errorf("port-forward into sandbox %q, want %q", pf.GetPodSandboxId(), st.Sandboxes[0].ID)
+	if pf := s.reqs[2].(*runtimeapi.PortForwardRequest); pf.GetPodSandboxId() != st.Sandboxes[0].ID || !slices.Equal(pf.GetPort(), []int32{8080, 9090}) {
+		t.Errorf("port-forward into sandbox %q, ports %v; want %q, [8080 9090]", pf.GetPodSandboxId(), pf.GetPort(), st.Sandboxes[0].ID)
 	}
-	if _, err := rt.PortForwardURL(ctx, "no-such-pod"); !errors.Is(err, ErrNotRunning) {
+	if _, err := rt.PortForwardURL(ctx, "no-such-pod", nil); !errors.Is(err, ErrNotRunning) {
 		t.Errorf("port-forward into a pod the runtime does not hold: %v, want ErrNotRunning", err)
 	}
 	s.url = "/exec/relative"
