@@ -7,7 +7,7 @@
 # Usage: hack/run.sh [nodeagent flags...]      (as root)
 # Env:   NODEAGENT_RUN_DIR        state dir (default /var/lib/nodeagent-run)
 #        NODEAGENT_RUN_MANIFESTS  manifest dir (default examples/manifests)
-#        NODEAGENT_RUN_ADDRESS    --serve-address (default 127.0.0.1:10258)
+#        NODEAGENT_RUN_ADDRESS    --serve-address (default 127.0.0.1:10248)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root=$(repo_root)
@@ -15,7 +15,7 @@ cd "$root"
 
 STATE=${NODEAGENT_RUN_DIR:-/var/lib/nodeagent-run}
 MANIFESTS=${NODEAGENT_RUN_MANIFESTS:-$root/examples/manifests}
-ADDRESS=${NODEAGENT_RUN_ADDRESS:-127.0.0.1:10258}
+ADDRESS=${NODEAGENT_RUN_ADDRESS:-127.0.0.1:10248}
 
 die() {
   echo "run.sh: $*" >&2

@@ -136,6 +136,7 @@ func New(opts Options) (*Agent, error) {
 		sysctls:      opts.Sysctls,
 		nodeLabels:   opts.NodeLabels,
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
+		stall: syncLoopThreshold(opts.SyncFrequency),
 		housekeeper: &housekeeper{
 			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,
 			statuses: a.statuses, timeline: a.timeline, sourcesReady: opts.SourcesReady,

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -52,6 +53,10 @@ type syncLoop struct {
 	due          time.Duration
 	housekeeping time.Duration
 	log          logr.Logger
+	// entered is when the loop last began an iteration (UnixNano; 0:
+	// never), stall how long it may go without one (SyncLoopHealthy).
+	entered atomic.Int64
+	stall   time.Duration
 }
 
 // What the loop needs of the pod workers (*podworkers.PodWorkers), the
@@ -89,6 +94,7 @@ func (l *syncLoop) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		l.entered.Store(l.clock.Now().UnixNano())
 		select {
 		case <-ctx.Done():
 			return nil

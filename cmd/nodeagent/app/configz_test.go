@@ -34,7 +34,7 @@ func TestKubeletConfig(t *testing.T) {
 		"syncFrequency":           "42s",
 		"port":                    float64(10250),
 		"healthzBindAddress":      "127.0.0.1",
-		"healthzPort":             float64(10258),
+		"healthzPort":             float64(10248),
 		"enableProfilingHandler":  false,
 		"evictionHard":            map[string]any{"memory.available": "100Mi", "nodefs.available": "10%"},
 		"evictionSoftGracePeriod": map[string]any{"memory.available": "1m30s"},

@@ -127,7 +127,7 @@ func NewOptions() *Options {
 		SyncFrequency:             podworkers.DefaultResyncInterval,
 		RelistInterval:            pleg.DefaultInterval,
 		HousekeepingInterval:      agent.DefaultHousekeepingInterval,
-		ServeAddress:              "127.0.0.1:10258",
+		ServeAddress:              "127.0.0.1:10248",
 		RotateCertificates:        true,
 		MaxPods:                   node.DefaultMaxPods,
 		NodeStatusUpdateFrequency: node.DefaultStatusUpdateFrequency,

@@ -43,7 +43,7 @@ func TestDefaults(t *testing.T) {
 	checks := map[string][2]any{
 		"root-dir":                            {o.RootDir, "/var/lib/nodeagent"},
 		"local-api-socket":                    {o.LocalAPISocket, "/var/lib/nodeagent/nodeagent.sock"},
-		"serve-address":                       {o.ServeAddress, "127.0.0.1:10258"},
+		"serve-address":                       {o.ServeAddress, "127.0.0.1:10248"},
 		"pod-log-dir":                         {o.PodLogDir, "/var/log/pods"},
 		"cgroup-root":                         {o.CgroupRoot, "/nodeagent"},
 		"cgroup-driver":                       {o.CgroupDriver, "cgroupfs"},

@@ -12,8 +12,10 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/component-base/metrics"
 
+	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/httplimits"
 )
 
@@ -30,16 +32,17 @@ type serving struct {
 }
 
 // newServing binds addr at once, so that a taken port fails the start
-// with a clear error instead of a part failing later.
-func newServing(addr string, reg metrics.Gatherer, ready func() error, profiling bool, log logr.Logger) (*serving, error) {
+// with a clear error instead of a part failing later. /healthz answers
+// 200 while every check passes, and names the ones that fail otherwise
+// (/healthz/<check> answers for one, ?verbose lists them), as the
+// kubelet's healthz port does with k8s.io/apiserver's handler.
+func newServing(addr string, reg metrics.Gatherer, ready func() error, checks []healthz.HealthChecker, profiling bool, log logr.Logger) (*serving, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--serve-address %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
+	healthz.InstallPathHandler(mux, "/healthz", checks...)
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if err := ready(); err != nil {
 			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
@@ -88,4 +91,15 @@ func (s *serving) Run(ctx context.Context) error {
 		err = serr
 	}
 	return err
+}
+
+// healthChecks are /healthz's checks, the kubelet's (ping, log, the sync
+// loop) and the PLEG's: a stuck loop or relist fails the agent's health,
+// so that systemd or an operator's probe restarts it.
+func healthChecks(ag *agent.Agent) []healthz.HealthChecker {
+	return []healthz.HealthChecker{
+		healthz.PingHealthz, healthz.LogHealthz,
+		healthz.NamedCheck("syncloop", func(*http.Request) error { return ag.SyncLoopHealthy() }),
+		healthz.NamedCheck("pleg", func(*http.Request) error { return ag.PLEGHealthy() }),
+	}
 }

@@ -16,7 +16,7 @@ import (
 // nothing, trickling headers, or sending huge ones, and a scrape gets
 // through meanwhile.
 func TestServingBoundsItsClients(t *testing.T) {
-	s, err := newServing("127.0.0.1:0", metrics.NewKubeRegistry(), func() error { return nil }, false, logr.Discard())
+	s, err := newServing("127.0.0.1:0", metrics.NewKubeRegistry(), func() error { return nil }, nil, false, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,15 @@ package app
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/component-base/metrics"
 )
 
@@ -14,7 +19,7 @@ import (
 // --profiling turns them on.
 func TestProfilingIsServedOnlyWhenAsked(t *testing.T) {
 	for _, profiling := range []bool{false, true} {
-		s, err := newServing("127.0.0.1:0", metrics.NewKubeRegistry(), func() error { return nil }, profiling, logr.Discard())
+		s, err := newServing("127.0.0.1:0", metrics.NewKubeRegistry(), func() error { return nil }, nil, profiling, logr.Discard())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,5 +68,56 @@ func TestLocalMetricsHoldTheProbersOnce(t *testing.T) {
 	}
 	if names["prober_things_total"] != 1 || names["process_start_time_seconds"] != 1 || names["go_goroutines"] != 1 {
 		t.Errorf("families %v, want the prober's, the agent's, and the start time once", names)
+	}
+}
+
+// TestHealthzFailsWithItsChecks: /healthz answers 200 while its checks
+// pass; a failing check (a stuck sync loop, say) makes it 500, naming the
+// check, and /healthz/<check> answers for that one alone.
+func TestHealthzFailsWithItsChecks(t *testing.T) {
+	var stuck atomic.Bool
+	checks := []healthz.HealthChecker{
+		healthz.PingHealthz,
+		healthz.NamedCheck("syncloop", func(*http.Request) error {
+			if stuck.Load() {
+				return errors.New("the sync loop last began an iteration 6m0s ago; threshold is 5m0s")
+			}
+			return nil
+		}),
+	}
+	s, err := newServing("127.0.0.1:0", metrics.NewKubeRegistry(), func() error { return nil }, checks, false, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + s.l.Addr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := get("/healthz"); code != http.StatusOK || body != "ok" {
+		t.Errorf("healthy: %d %q", code, body)
+	}
+	stuck.Store(true)
+	if code, body := get("/healthz?verbose"); code != http.StatusInternalServerError || !strings.Contains(body, "[-]syncloop failed") || !strings.Contains(body, "[+]ping ok") {
+		t.Errorf("a stuck loop: %d %q", code, body)
+	}
+	if code, _ := get("/healthz/syncloop"); code != http.StatusInternalServerError {
+		t.Errorf("/healthz/syncloop of a stuck loop: %d", code)
+	}
+	if code, _ := get("/healthz/ping"); code != http.StatusOK {
+		t.Errorf("/healthz/ping: %d", code)
 	}
 }

@@ -96,7 +96,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	}
 	parts = append(parts, sources.runs()...)
 	if o.ServeAddress != "" {
-		serve, err := newServing(o.ServeAddress, localMetrics(reg, probes), ready, o.Profiling, log)
+		serve, err := newServing(o.ServeAddress, localMetrics(reg, probes), ready, healthChecks(ag), o.Profiling, log)
 		if err != nil {
 			return err
 		}
