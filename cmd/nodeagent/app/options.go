@@ -149,7 +149,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 	fs.StringVar(&o.ManifestDir, "manifest-dir", o.ManifestDir, "directory of static pod manifests (*.yaml, *.yml, *.json), or a single manifest file")
 	fs.StringVar(&o.ManifestURL, "manifest-url", o.ManifestURL, "URL serving a Pod or PodList manifest, polled every --http-check-frequency")
-	fs.StringArrayVar(&o.ManifestURLHeaders, "manifest-url-header", o.ManifestURLHeaders, "'Name: value' header sent with every --manifest-url request; repeatable. Every user of the node can read the command line: put credentials in --manifest-url-header-file")
+	fs.StringArrayVar(&o.ManifestURLHeaders, "manifest-url-header", o.ManifestURLHeaders, "headers sent with every --manifest-url request, in the kubelet's syntax: 'Name:value,Name:value'; repeatable, values of one name add up. Every user of the node can read the command line: put credentials in --manifest-url-header-file")
 	fs.StringVar(&o.ManifestURLHeaderFile, "manifest-url-header-file", o.ManifestURLHeaderFile, "file of 'Name: value' lines (blank and # lines skipped), headers sent with every --manifest-url request, for credentials; it must be readable by its owner only (mode 0600 or 0400)")
 	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency, "period of the full re-read of --manifest-dir (changes are picked up at once through inotify; this catches what it misses)")
 	fs.DurationVar(&o.HTTPCheckFrequency, "http-check-frequency", o.HTTPCheckFrequency, "period between polls of --manifest-url")

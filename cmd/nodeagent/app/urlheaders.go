@@ -3,13 +3,16 @@ package app
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/net/http/httpguts"
+	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/nodeagent/nodeagent/internal/configfile"
 	"github.com/nodeagent/nodeagent/staging/config"
@@ -23,9 +26,19 @@ const maxHeaderFileBytes = 64 << 10
 // a credential.
 func (o *Options) urlHeader() (http.Header, error) {
 	h := http.Header{}
-	for i, kv := range o.ManifestURLHeaders {
-		if err := addHeaderLine(h, kv); err != nil {
-			return nil, fmt.Errorf("--manifest-url-header #%d: %w", i+1, err)
+	for i, flag := range o.ManifestURLHeaders {
+		// The kubelet's syntax: Name:value pairs, comma-separated, parsed
+		// by the kubelet's own flag type.
+		pairs := map[string][]string{}
+		if err := cliflag.NewColonSeparatedMultimapStringString(&pairs).Set(flag); err != nil {
+			return nil, fmt.Errorf("--manifest-url-header #%d: want Name:value pairs separated by commas, as the kubelet's flag (the value is not shown)", i+1)
+		}
+		for _, name := range slices.Sorted(maps.Keys(pairs)) {
+			for _, value := range pairs[name] {
+				if err := addHeader(h, name, value); err != nil {
+					return nil, fmt.Errorf("--manifest-url-header #%d: %w", i+1, err)
+				}
+			}
 		}
 	}
 	if o.ManifestURLHeaderFile == "" {
@@ -50,9 +63,16 @@ func (o *Options) urlHeader() (http.Header, error) {
 // addHeaderLine adds one "Name: value" header to h.
 func addHeaderLine(h http.Header, kv string) error {
 	name, value, ok := strings.Cut(kv, ":")
-	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if !ok {
+		return fmt.Errorf("want 'Name: value' (the value is not shown)")
+	}
+	return addHeader(h, strings.TrimSpace(name), strings.TrimSpace(value))
+}
+
+// addHeader adds one header to h, checked. No error shows the value.
+func addHeader(h http.Header, name, value string) error {
 	switch {
-	case !ok || name == "":
+	case name == "":
 		return fmt.Errorf("want 'Name: value' (the value is not shown)")
 	case !httpguts.ValidHeaderFieldName(name):
 		// Not shown either: a mistyped line may hold the value there.

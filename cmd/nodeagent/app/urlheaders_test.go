@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -83,6 +84,12 @@ func TestHeaderFile(t *testing.T) {
 		})
 	}
 
+	// The kubelet's syntax: pairs separated by commas, a name repeated adds
+	// a value; the older one, one "Name: value" a flag, reads the same.
+	h, err := (&Options{ManifestURLHeaders: []string{"a:x,b:y", "a: z", "Authorization: Bearer t"}}).urlHeader()
+	if err != nil || !slices.Equal(h.Values("A"), []string{"x", "z"}) || h.Get("B") != "y" || h.Get("Authorization") != "Bearer t" {
+		t.Errorf("--manifest-url-header a:x,b:y, a: z, Authorization: Bearer t: %v, %v", h, err)
+	}
 	if _, err := (&Options{ManifestURLHeaders: []string{"Authorization Bearer s3cret"}}).urlHeader(); err == nil ||
 		strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "--manifest-url-header #1") {
 		t.Errorf("a malformed --manifest-url-header: error = %v, want one naming it without its value", err)
