@@ -137,6 +137,14 @@ func TestDiffSaysWhatChanges(t *testing.T) {
 	if code != exitFailure || !strings.Contains(out, "new pod") {
 		t.Errorf("diff of a new pod: exit %d\n%s", code, out)
 	}
+	// An error is not a difference: above 1, as kubectl diff's.
+	code, _, errOut := s.run("diff", s.write("broken.yaml", "kind: Pod\nspec: [\n"))
+	if code != exitDiffError || !strings.Contains(errOut, "error: ") {
+		t.Errorf("diff of a broken file: exit %d %q, want %d and the error", code, errOut, exitDiffError)
+	}
+	if code, _, _ := s.run("diff", "/nonexistent/pod.yaml"); code != exitDiffError {
+		t.Errorf("diff of a missing file: exit %d, want %d", code, exitDiffError)
+	}
 }
 
 func TestVersionAndCompletion(t *testing.T) {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -21,10 +22,17 @@ func newDiffCommand(c *cli) *cobra.Command {
 manifest it would replace, field by field, and says what the change does: a new
 pod generation (the pod is stopped and started again) or nothing. With the agent
 running, also says which generation the node runs now. Exits 0 when nothing
-would change, 1 when something would, as kubectl diff.`,
+would change, 1 when something would, and 2 when it cannot tell (a file
+that cannot be read or is not valid), as kubectl diff.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.diff(cmd.Context(), args[0])
+			err := c.diff(cmd.Context(), args[0])
+			var differs *exitError
+			if err != nil && !errors.As(err, &differs) {
+				// An error is not "there are differences".
+				return codedError{err, exitDiffError}
+			}
+			return err
 		},
 	}
 }

@@ -14,11 +14,12 @@ import (
 )
 
 // Exit codes, as kubectl's: 0 success, 1 failure (and, for diff, "there
-// are differences"), 2 bad usage.
+// are differences"), 2 bad usage, and for diff above 1 an error.
 const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
+	exitOK        = 0
+	exitFailure   = 1
+	exitUsage     = 2
+	exitDiffError = 2
 )
 
 // cli holds what every command shares.
@@ -37,6 +38,12 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 // usageError is bad usage: a wrong argument or flag.
 type usageError struct{ error }
 
+// codedError is an error that ends the command with its own exit code.
+type codedError struct {
+	error
+	code int
+}
+
 // Main runs manifestctl with args (without the program name) and returns
 // its exit code.
 func Main(args []string) int {
@@ -54,11 +61,15 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) int {
 	err := root.ExecuteContext(ctx)
 	var ee *exitError
 	var ue usageError
+	var ce codedError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &ce):
+		fmt.Fprintf(errOut, "error: %v\n", ce.error)
+		return ce.code
 	case errors.As(err, &ue):
 		fmt.Fprintf(errOut, "error: %v\nSee 'manifestctl --help'.\n", ue.error)
 		return exitUsage
