@@ -105,6 +105,13 @@ func TestGetAndRmWithoutTheAgent(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "web-"+testNode) || !strings.Contains(out, "broken.yaml") || !strings.Contains(errOut, "not running") {
 		t.Errorf("get: exit %d\n%s\n%s", code, out, errOut)
 	}
+	if !strings.Contains(out, "NAME") || !strings.Contains(out, "REFUSED MANIFEST") {
+		t.Errorf("get: no header lines\n%s", out)
+	}
+	code, out, _ = s.run("get", "--no-headers")
+	if code != exitOK || strings.Contains(out, "NAME") || strings.Contains(out, "REFUSED MANIFEST") || !strings.HasPrefix(out, "web-"+testNode) || !strings.Contains(out, "broken.yaml") {
+		t.Errorf("get --no-headers: exit %d\n%s", code, out)
+	}
 	if code, out, _ := s.run("get", "-o", "name", "web"); code != exitOK || out != "pod/web-"+testNode+"\n" {
 		t.Errorf("get -o name web: exit %d %q", code, out)
 	}

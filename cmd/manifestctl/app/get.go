@@ -21,7 +21,7 @@ import (
 
 func newGetCommand(c *cli) *cobra.Command {
 	var output string
-	var watch bool
+	var watch, noHeaders bool
 	cmd := &cobra.Command{
 		Use:     "get [NAME]",
 		Aliases: []string{"list", "ls"},
@@ -41,11 +41,12 @@ everything; -o name prints pod/NAME lines.`,
 			default:
 				return usageError{fmt.Errorf("--output %q: want wide, json, yaml or name", output)}
 			}
-			return c.get(cmd.Context(), name, output, watch)
+			return c.get(cmd.Context(), name, output, watch, !noHeaders)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: wide, json, yaml or name")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after listing, print the pods again whenever they change (until interrupted)")
+	cmd.Flags().BoolVar(&noHeaders, "no-headers", false, "print the tables without their header lines, as kubectl get --no-headers")
 	return cmd
 }
 
@@ -58,7 +59,7 @@ type listing struct {
 	Refused      []localapi.ManifestError `json:"refused"`
 }
 
-func (c *cli) get(ctx context.Context, name, output string, watch bool) error {
+func (c *cli) get(ctx context.Context, name, output string, watch, headers bool) error {
 	client, err := connect(ctx, c.settings.LocalAPISocket)
 	if err != nil {
 		sayOffline(c.errOut, err, "listing the manifest directory")
@@ -69,7 +70,7 @@ func (c *cli) get(ctx context.Context, name, output string, watch bool) error {
 	if err != nil {
 		return err
 	}
-	if err := c.print(l, output, true); err != nil {
+	if err := c.print(l, output, headers); err != nil {
 		return err
 	}
 	if name != "" && len(l.Pods) == 0 && len(l.Refused) == 0 && !watch {
