@@ -49,7 +49,7 @@ func (c *cli) describe(ctx context.Context, name string) error {
 		if errs, eerr := client.ManifestErrors(ctx); eerr == nil {
 			for _, e := range errs.Files {
 				if strings.Contains(e.Message, n) || strings.Contains(e.Origin, n) {
-					fmt.Fprintf(c.out, "Manifest:  %s\nRefused:   %s\nMessage:   %s\n", e.Origin, e.Reason, e.Message)
+					fmt.Fprintf(c.out, "Manifest:  %s\nRefused:   %s\nMessage:   %s\n", escapeTerminal(e.Origin), e.Reason, escapeTerminal(e.Message))
 					return nil
 				}
 			}
@@ -67,7 +67,7 @@ func printDetail(w io.Writer, d localapi.PodDetail) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	line := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s:\t%s\n", k, escapeTerminal(v))
 		}
 	}
 	line("Name", d.Name)
@@ -111,9 +111,9 @@ func printDetail(w io.Writer, d localapi.PodDetail) {
 			if ct.ExitCode != nil {
 				state += fmt.Sprintf(", exit code %d", *ct.ExitCode)
 			}
-			fmt.Fprintf(tw, "    State:\t%s\n", state)
+			fmt.Fprintf(tw, "    State:\t%s\n", escapeTerminal(state))
 			if lt := ct.LastTermination; lt != nil {
-				fmt.Fprintf(tw, "    Last state:\tterminated (%s), exit code %d\n", join(lt.Reason, lt.Message), lt.ExitCode)
+				fmt.Fprintf(tw, "    Last state:\tterminated (%s), exit code %d\n", escapeTerminal(join(lt.Reason, lt.Message)), lt.ExitCode)
 			}
 			fmt.Fprintf(tw, "    Ready:\t%v\n", ct.Ready)
 			fmt.Fprintf(tw, "    Restart count:\t%d\n", ct.RestartCount)
@@ -128,7 +128,7 @@ func printDetail(w io.Writer, d localapi.PodDetail) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TIME\tKIND\tMESSAGE")
 	for _, e := range d.Timeline {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Time.Format("15:04:05.000"), e.Kind, e.Message)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Time.Format("15:04:05.000"), e.Kind, escapeTerminal(e.Message))
 	}
 	_ = tw.Flush()
 }

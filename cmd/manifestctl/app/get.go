@@ -228,7 +228,7 @@ func (c *cli) printTable(l listing, wide, header bool) error {
 		fmt.Fprintln(tw, cols)
 	}
 	for _, p := range l.Pods {
-		row := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", p.Name, ready(p), statusOf(p), restarts(p), age(p.StartTime))
+		row := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", p.Name, ready(p), escapeTerminal(statusOf(p)), restarts(p), age(p.StartTime))
 		if wide {
 			// Standalone: no apiserver, no mirror pod.
 			row += fmt.Sprintf("\t%s\t%s\t%s\t%s", p.Source, orNone(p.Origin), p.UID, "<none>")
@@ -254,7 +254,7 @@ func printRefusedTable(w io.Writer, refused []localapi.ManifestError, header boo
 		fmt.Fprintln(tw, "REFUSED MANIFEST\tREASON\tMESSAGE")
 	}
 	for _, e := range refused {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Origin, e.Reason, e.Message)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", escapeTerminal(e.Origin), e.Reason, escapeTerminal(e.Message))
 	}
 	_ = tw.Flush()
 }
