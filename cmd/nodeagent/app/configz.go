@@ -67,6 +67,10 @@ func (o *Options) kubeletConfig() *kubeletconfigv1beta1.KubeletConfiguration {
 		TLSCipherSuites:                           o.TLSCipherSuites,
 		EnableDebuggingHandlers:                   ptr.To(true), // logs, exec, attach, port-forward
 		EnableProfilingHandler:                    ptr.To(o.EnableProfilingHandler),
+		EnableSystemLogHandler:                    ptr.To(o.EnableSystemLogHandler),
+		ServerTLSBootstrap:                        o.RotateServerCertificates,
+		ImagePullCredentialsVerificationPolicy:    kubeletconfigv1beta1.ImagePullCredentialsVerificationPolicy(o.ImagePulls.VerifyPolicy),
+		PreloadedImagesVerificationAllowlist:      o.ImagePulls.VerifyAllowlist,
 		// Requests are authenticated and authorized as the kubelet's
 		// webhook modes do it, anonymous ones refused.
 		Authentication: kubeletconfigv1beta1.KubeletAuthentication{

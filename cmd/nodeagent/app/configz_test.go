@@ -18,6 +18,7 @@ func TestKubeletConfig(t *testing.T) {
 	o.Eviction.Hard = "memory.available<100Mi, nodefs.available<10%"
 	o.Eviction.SoftGracePeriods = "memory.available=1m30s"
 	o.EnableProfilingHandler = false
+	o.RotateServerCertificates = true
 
 	raw, err := json.Marshal(o.kubeletConfig())
 	if err != nil {
@@ -28,16 +29,19 @@ func TestKubeletConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"kind":                    "KubeletConfiguration",
-		"apiVersion":              "kubelet.config.k8s.io/v1beta1",
-		"staticPodPath":           "/etc/nodeagent/manifests",
-		"syncFrequency":           "42s",
-		"port":                    float64(10250),
-		"healthzBindAddress":      "127.0.0.1",
-		"healthzPort":             float64(10248),
-		"enableProfilingHandler":  false,
-		"evictionHard":            map[string]any{"memory.available": "100Mi", "nodefs.available": "10%"},
-		"evictionSoftGracePeriod": map[string]any{"memory.available": "1m30s"},
+		"kind":                                   "KubeletConfiguration",
+		"apiVersion":                             "kubelet.config.k8s.io/v1beta1",
+		"staticPodPath":                          "/etc/nodeagent/manifests",
+		"syncFrequency":                          "42s",
+		"port":                                   float64(10250),
+		"healthzBindAddress":                     "127.0.0.1",
+		"healthzPort":                            float64(10248),
+		"enableProfilingHandler":                 false,
+		"enableSystemLogHandler":                 true,
+		"serverTLSBootstrap":                     true,
+		"imagePullCredentialsVerificationPolicy": "NeverVerifyPreloadedImages",
+		"evictionHard":                           map[string]any{"memory.available": "100Mi", "nodefs.available": "10%"},
+		"evictionSoftGracePeriod":                map[string]any{"memory.available": "1m30s"},
 		"authentication": map[string]any{
 			"x509": map[string]any{"clientCAFile": "/etc/ca.crt"}, "webhook": map[string]any{"enabled": true, "cacheTTL": "2m0s"},
 			"anonymous": map[string]any{"enabled": false},
