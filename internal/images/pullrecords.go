@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,6 +85,9 @@ type PullRecords struct {
 	mu      sync.Mutex
 	records map[string]*pullRecord
 	intents map[string]int
+	// leftover are the intents an earlier agent left (pulls it did not
+	// finish), by file name.
+	leftover map[string]bool
 }
 
 // OpenPullRecords loads the records kept in dir (made if missing). A record
@@ -100,7 +102,14 @@ func OpenPullRecords(dir string, policy VerifyPolicy, allowlist []string) (*Pull
 	if err := os.MkdirAll(filepath.Join(dir, intentsSubdirectory), recordDirMode); err != nil {
 		return nil, fmt.Errorf("image pull records: %w", err)
 	}
-	p := &PullRecords{dir: dir, policy: policy, allowlist: allowlist, records: map[string]*pullRecord{}, intents: map[string]int{}}
+	p := &PullRecords{dir: dir, policy: policy, allowlist: allowlist, records: map[string]*pullRecord{}, intents: map[string]int{}, leftover: map[string]bool{}}
+	intents, err := os.ReadDir(filepath.Join(dir, intentsSubdirectory))
+	if err != nil {
+		return nil, fmt.Errorf("image pull records: %w", err)
+	}
+	for _, e := range intents {
+		p.leftover[e.Name()] = true
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("image pull records: %w", err)
@@ -192,6 +201,7 @@ func (p *PullRecords) Pulling(image string) (done func()) {
 			defer p.mu.Unlock()
 			if p.intents[image]--; p.intents[image] == 0 {
 				delete(p.intents, image)
+				delete(p.leftover, fileKey(image))
 				_ = os.Remove(p.intentPath(image))
 			}
 		})
@@ -233,31 +243,36 @@ func (p *PullRecords) Pulled(repository, imageID string, auth *AuthConfig) error
 	return p.write(rec)
 }
 
-// MustPull reports whether a pod holding secrets (the credentials its pull
-// secrets give for repository) must pull image again, present as imageID,
-// to show the registry its right to it. image is the reference the pod
-// names.
-func (p *PullRecords) MustPull(image, repository, imageID string, secrets []SecretCredential) bool {
+// MustPull reports whether a pod must pull image again, present as
+// imageID, to show the registry its right to it. image is the reference
+// the pod names; held gives the credentials its pull secrets hold for
+// repository, asked for only when the record's credentials are a pod
+// secret's.
+func (p *PullRecords) MustPull(image, repository, imageID string, held func() []SecretCredential) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	rec := p.records[imageID]
-	pulledByAgent := rec != nil || p.intents[image] > 0 || fileExists(p.intentPath(image))
-	if !p.mustVerify(repository, pulledByAgent) {
-		return false
+	pulledByAgent := rec != nil || p.intents[image] > 0 || p.leftover[fileKey(image)]
+	var known []SecretCredential
+	var nodeAccessible bool
+	if rec != nil {
+		if creds := rec.Repositories[repository]; creds != nil {
+			known, nodeAccessible = slices.Clone(creds.Secrets), creds.NodeAccessible
+		}
 	}
-	if rec == nil {
-		return true
-	}
-	creds := rec.Repositories[repository]
+	p.mu.Unlock()
 	switch {
-	case creds == nil:
-		return true
-	case creds.NodeAccessible:
+	case !p.mustVerify(repository, pulledByAgent):
 		return false
+	case nodeAccessible:
+		return false
+	case len(known) == 0:
+		return true
 	}
-	for _, held := range secrets {
-		for _, known := range creds.Secrets {
-			if held.Hash == known.Hash || (held.Namespace == known.Namespace && held.Name == known.Name && held.UID == known.UID) {
+	// The pod's secrets are read without the lock: that may take a read
+	// of the apiserver's objects.
+	for _, h := range held() {
+		for _, known := range known {
+			if h.Hash == known.Hash || (h.Namespace == known.Namespace && h.Name == known.Name && h.UID == known.UID) {
 				return false
 			}
 		}
@@ -307,9 +322,4 @@ func (p *PullRecords) intentPath(image string) string {
 func fileKey(key string) string {
 	h := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(h[:])
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return !errors.Is(err, fs.ErrNotExist)
 }

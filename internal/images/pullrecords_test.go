@@ -22,6 +22,11 @@ func held(ns, name, uid, password string) SecretCredential {
 	return SecretCredential{Namespace: ns, Name: name, UID: uid, Hash: HashCredentials(*a)}
 }
 
+// holding is a pod that holds secrets.
+func holding(secrets ...SecretCredential) func() []SecretCredential {
+	return func() []SecretCredential { return secrets }
+}
+
 func openRecords(t *testing.T, dir string, policy VerifyPolicy, allowlist ...string) *PullRecords {
 	t.Helper()
 	p, err := OpenPullRecords(dir, policy, allowlist)
@@ -39,7 +44,7 @@ func openRecords(t *testing.T, dir string, policy VerifyPolicy, allowlist ...str
 func TestPullRecordsDecideWhoMayUseAPresentImage(t *testing.T) {
 	dir := t.TempDir()
 	p := openRecords(t, dir, NeverVerifyPreloadedImages)
-	if p.MustPull(privateRef, privateRepo, imageID, nil) {
+	if p.MustPull(privateRef, privateRepo, imageID, holding()) {
 		t.Error("a preloaded image (never pulled by the agent) is not every pod's")
 	}
 	if err := p.Pulled(privateRepo, imageID, secretAuth("a", "regcred", "uid-1", "s3cret")); err != nil {
@@ -56,19 +61,19 @@ func TestPullRecordsDecideWhoMayUseAPresentImage(t *testing.T) {
 		{"other credentials", []SecretCredential{held("b", "other", "uid-2", "guess")}, true},
 	} {
 		for _, records := range []*PullRecords{p, openRecords(t, dir, NeverVerifyPreloadedImages)} {
-			if got := records.MustPull(privateRef, privateRepo, imageID, tc.secrets); got != tc.want {
+			if got := records.MustPull(privateRef, privateRepo, imageID, holding(tc.secrets...)); got != tc.want {
 				t.Errorf("%s: MustPull = %v, want %v", tc.name, got, tc.want)
 			}
 		}
 	}
-	if !p.MustPull(privateRef, "registry.example.com/team/other", imageID, nil) {
+	if !p.MustPull(privateRef, "registry.example.com/team/other", imageID, holding()) {
 		t.Error("the image under another repository: no record, yet usable")
 	}
 	// Pulled once with the node's credentials: every pod's.
 	if err := p.Pulled(privateRepo, imageID, &AuthConfig{Username: "node", Password: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	if p.MustPull(privateRef, privateRepo, imageID, nil) {
+	if p.MustPull(privateRef, privateRepo, imageID, holding()) {
 		t.Error("an image the node's credentials pulled is not every pod's")
 	}
 }
@@ -80,7 +85,7 @@ func TestPullIntentMarksAnImageAsTheAgents(t *testing.T) {
 	p := openRecords(t, dir, NeverVerifyPreloadedImages)
 	p.Pulling(privateRef) // never done: the agent "crashed"
 	restarted := openRecords(t, dir, NeverVerifyPreloadedImages)
-	if !restarted.MustPull(privateRef, privateRepo, imageID, nil) {
+	if !restarted.MustPull(privateRef, privateRepo, imageID, holding()) {
 		t.Error("an image whose pull was cut short is taken for a preloaded one")
 	}
 	done := restarted.Pulling(privateRef)
@@ -114,7 +119,7 @@ func TestVerifyPolicies(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := p.MustPull(privateRef, tc.repo, imageID, nil); got != tc.want {
+		if got := p.MustPull(privateRef, tc.repo, imageID, holding()); got != tc.want {
 			t.Errorf("%s %v, pulled by the agent %v: MustPull = %v, want %v", tc.policy, tc.allowlist, tc.pulled, got, tc.want)
 		}
 	}
@@ -151,7 +156,7 @@ func TestDamagedPullRecordIsDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	reopened := openRecords(t, dir, NeverVerifyPreloadedImages)
-	if reopened.MustPull(privateRef, privateRepo, imageID, nil) {
+	if reopened.MustPull(privateRef, privateRepo, imageID, holding()) {
 		t.Error("an image with a damaged record (so none) is taken for pulled by the agent")
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {

@@ -145,6 +145,28 @@ func (r *Runtime) pull(ctx context.Context, spec *runtimeapi.ImageSpec, auths []
 	return "", nil, errors.Join(errs...)
 }
 
+// secretCredentials are the credentials of the pod's imagePullSecrets for
+// repository, read through Options.Sources; none for a static pod.
+func (r *Runtime) secretCredentials(ctx context.Context, pod *corev1.Pod, repository string) ([]images.AuthConfig, error) {
+	if len(pod.Spec.ImagePullSecrets) == 0 || r.opts.Sources == nil || podtypes.IsStaticPod(pod) {
+		return nil, nil
+	}
+	var secrets []*corev1.Secret
+	for _, ref := range pod.Spec.ImagePullSecrets {
+		s, err := r.opts.Sources.Secret(ctx, pod.Namespace, ref.Name)
+		if err != nil {
+			r.log.Info("Unable to read an image pull secret; the pull may fail", "pod", pod.Namespace+"/"+pod.Name, "secret", ref.Name, "err", err)
+			continue
+		}
+		secrets = append(secrets, s)
+	}
+	kr, err := images.KeyringFromSecrets(secrets)
+	if err != nil {
+		return nil, fmt.Errorf("image pull secrets: %w", err)
+	}
+	return kr.Lookup(repository), nil
+}
+
 // mustVerifyPull reports whether the pod must pull a present image itself
 // (Options.PullRecords: the kubelet's ensure-secret-pulled-images rule):
 // the agent pulled it with credentials the pod's pull secrets do not
@@ -154,13 +176,16 @@ func (r *Runtime) mustVerifyPull(ctx context.Context, pod *corev1.Pod, ref image
 	if records == nil {
 		return false
 	}
-	var held []images.SecretCredential
-	if auths, err := r.pullCredentials(ctx, pod, ref.Repository); err == nil {
+	// Only the pod's secrets count, and only when the record asks: the
+	// node's docker config and its plugins are not consulted at every
+	// start of a present image.
+	held := func() []images.SecretCredential {
+		auths, _ := r.secretCredentials(ctx, pod, ref.Repository)
+		out := make([]images.SecretCredential, 0, len(auths))
 		for _, a := range auths {
-			if a.Secret != nil {
-				held = append(held, images.SecretCredential{Namespace: a.Secret.Namespace, Name: a.Secret.Name, UID: a.Secret.UID, Hash: images.HashCredentials(a)})
-			}
+			out = append(out, images.SecretCredential{Namespace: a.Secret.Namespace, Name: a.Secret.Name, UID: a.Secret.UID, Hash: images.HashCredentials(a)})
 		}
+		return out
 	}
 	return records.MustPull(ref.Image, ref.Repository, imageID, held)
 }
@@ -176,22 +201,9 @@ func (r *Runtime) mustVerifyPull(ctx context.Context, pod *corev1.Pod, ref image
 // secrets (their sources refuse them): they get the node's credentials
 // only, the docker config's and the plugins'.
 func (r *Runtime) pullCredentials(ctx context.Context, pod *corev1.Pod, repository string) ([]images.AuthConfig, error) {
-	var out []images.AuthConfig
-	if len(pod.Spec.ImagePullSecrets) > 0 && r.opts.Sources != nil && !podtypes.IsStaticPod(pod) {
-		var secrets []*corev1.Secret
-		for _, ref := range pod.Spec.ImagePullSecrets {
-			s, err := r.opts.Sources.Secret(ctx, pod.Namespace, ref.Name)
-			if err != nil {
-				r.log.Info("Unable to read an image pull secret; the pull may fail", "pod", pod.Namespace+"/"+pod.Name, "secret", ref.Name, "err", err)
-				continue
-			}
-			secrets = append(secrets, s)
-		}
-		kr, err := images.KeyringFromSecrets(secrets)
-		if err != nil {
-			return nil, fmt.Errorf("image pull secrets: %w", err)
-		}
-		out = kr.Lookup(repository)
+	out, err := r.secretCredentials(ctx, pod, repository)
+	if err != nil {
+		return nil, err
 	}
 	if len(r.opts.NodeDockerConfigPaths) > 0 {
 		// Read at each pull (pulls are rare): a changed file counts at once.
