@@ -22,7 +22,8 @@ func newDescribeCommand(c *cli) *cobra.Command {
 		Long: `Shows where pod NAME comes from, its status and containers, and its timeline:
 what the agent did with it and why (accepted, started, restarted, stopped,
 refused). Without a running agent, shows the pod's manifest.`,
-		Args: args(cobra.ExactArgs(1)),
+		Args:              args(cobra.ExactArgs(1)),
+		ValidArgsFunction: c.completePodNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.describe(cmd.Context(), args[0])
 		},
