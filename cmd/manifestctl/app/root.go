@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/version"
+	"k8s.io/klog/v2"
 )
 
 // Exit codes, as kubectl's: 0 success, 1 failure (and, for diff, "there
@@ -55,6 +56,10 @@ func Main(args []string) int {
 
 func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
 	c := &cli{in: in, out: out, errOut: errOut}
+	// -v's log goes to the command's stderr.
+	klog.LogToStderr(false)
+	klog.SetOutput(errOut)
+	defer klog.Flush()
 	root := c.newRootCommand()
 	root.SetArgs(args)
 	root.SetOut(out)

@@ -13,8 +13,12 @@ import (
 func addVerbosityFlags(fs *pflag.FlagSet) {
 	gfs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(gfs)
-	for _, name := range []string{"v", "vmodule"} {
+	// klog's settings are global, and its flags take as default the
+	// current value: each run starts from klog's own defaults.
+	for name, def := range map[string]string{"v": "0", "vmodule": ""} {
 		f := pflag.PFlagFromGoFlag(gfs.Lookup(name))
+		_ = f.Value.Set(def) // the defaults parse
+		f.DefValue = def
 		if name == "v" {
 			f.Shorthand = "v"
 			f.Usage = "number for the log level verbosity, as kubectl's (-v=4: settings; -v=6: each call to the agent)"
