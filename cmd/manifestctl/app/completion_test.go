@@ -58,3 +58,16 @@ func TestCompletionOfManifestFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestCompletionOfTheSettingsFlags(t *testing.T) {
+	s := newSetup(t)
+	if got, directive := complete(s, "get", "--config", ""); strings.Join(got, " ") != "yaml yml" || directive != ":8" {
+		t.Errorf("--config <TAB>: %q %s; want yaml files", got, directive)
+	}
+	if _, directive := complete(s, "get", "--manifest-dir", ""); directive != ":16" {
+		t.Errorf("--manifest-dir <TAB>: %s; want directories (:16)", directive)
+	}
+	if got, _ := complete(s, "get", "-o", "json"); strings.Join(got, " ") != "json jsonpath= jsonpath-file= jsonpath-as-json=" {
+		t.Errorf("-o json<TAB>: %q", got)
+	}
+}

@@ -25,8 +25,14 @@ type outputFlags struct {
 func (o *outputFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: "+outputFormats)
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the tables (the default, wide and custom-columns) without their header lines")
-	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"wide", "name", "json", "yaml", "jsonpath=", "jsonpath-file=", "jsonpath-as-json=", "custom-columns=", "custom-columns-file="}, cobra.ShellCompDirectiveNoSpace
+	_ = cmd.RegisterFlagCompletionFunc("output", func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		var out []string
+		for _, f := range []string{"wide", "name", "json", "yaml", "jsonpath=", "jsonpath-file=", "jsonpath-as-json=", "custom-columns=", "custom-columns-file="} {
+			if strings.HasPrefix(f, toComplete) {
+				out = append(out, f)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
 	})
 }
 

@@ -113,6 +113,11 @@ Its defaults come from nodeagent's config file (--config).`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	c.settings.addFlags(root.PersistentFlags())
+	// The shell completes the files and directories these flags name.
+	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
+	for _, dir := range []string{"manifest-dir", "root-dir", "pod-log-dir", "backup-dir"} {
+		_ = root.MarkPersistentFlagDirname(dir)
+	}
 	addVerbosityFlags(root.PersistentFlags())
 	root.AddCommand(
 		newValidateCommand(c),
