@@ -113,6 +113,10 @@ func printDetail(w io.Writer, d localapi.PodDetail) {
 				state += fmt.Sprintf(", exit code %d", *ct.ExitCode)
 			}
 			fmt.Fprintf(tw, "    State:\t%s\n", escapeTerminal(state))
+			if ct.Process != "" {
+				// What apply --wait's settle counts from.
+				fmt.Fprintf(tw, "    Process:\t%s\n", ct.Process)
+			}
 			if lt := ct.LastTermination; lt != nil {
 				fmt.Fprintf(tw, "    Last state:\tterminated (%s), exit code %d\n", escapeTerminal(join(lt.Reason, lt.Message)), lt.ExitCode)
 			}
