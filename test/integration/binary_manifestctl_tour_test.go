@@ -51,9 +51,8 @@ func newTerminal(t *testing.T, path string) *terminal {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the terminal at the end:\n%s", term.screen(t))
-		}
+		// The transcript of the tour, for the reader of the test's log.
+		t.Logf("the terminal at the end:\n%s", term.screen(t))
 		_ = exec.Command("tmux", "-L", term.server, "kill-server").Run()
 	})
 	// The shell is up once it shows its prompt.
