@@ -37,6 +37,10 @@ ensure_packages() {
 	command -v gcc >/dev/null || extra+=(gcc libc6-dev)
 	command -v curl >/dev/null || extra+=(curl)
 	command -v ip >/dev/null || extra+=(iproute2)
+	# The manifestctl tour test drives a real terminal, with the shell
+	# completion cobra's bash script needs.
+	command -v tmux >/dev/null || extra+=(tmux)
+	[[ -r /usr/share/bash-completion/bash_completion ]] || extra+=(bash-completion)
 	((${#missing[@]} + ${#extra[@]} > 0)) || return 0
 
 	log "installing packages (missing: ${missing[*]} ${extra[*]})"

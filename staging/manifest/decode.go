@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -146,7 +148,16 @@ var (
 // field errors and type mismatches into syntax errors naming the field.
 func decodeStrict(data []byte, obj any) error {
 	strictErrs, err := kjson.UnmarshalStrict(data, obj)
+	root := reflect.TypeOf(obj)
 	if err != nil {
+		// A quantity's decoder says only that some quantity is wrong:
+		// find which, and with what value.
+		var tree any
+		if json.Unmarshal(data, &tree) == nil {
+			if errs := badQuantities(tree, root, nil); len(errs) > 0 {
+				return refuseFields(ReasonSyntax, errs)
+			}
+		}
 		if m := typeFieldRE.FindStringSubmatch(err.Error()); m != nil {
 			return refuseFields(ReasonSyntax, field.ErrorList{field.TypeInvalid(field.NewPath(m[2]), field.OmitValueType{},
 				"want "+m[3]+", got "+m[1])})
@@ -160,7 +171,13 @@ func decodeStrict(data []byte, obj any) error {
 	var other []string
 	for _, e := range strictErrs {
 		if m := strictFieldRE.FindStringSubmatch(e.Error()); m != nil {
-			me.Fields = append(me.Fields, &field.Error{Type: field.ErrorTypeForbidden, Field: m[2], Detail: m[1] + " field"})
+			detail := m[1] + " field"
+			if m[1] == "unknown" {
+				if s := suggestField(root, m[2]); s != "" {
+					detail += fmt.Sprintf("; did you mean %q?", s)
+				}
+			}
+			me.Fields = append(me.Fields, &field.Error{Type: field.ErrorTypeForbidden, Field: m[2], Detail: detail})
 			continue
 		}
 		other = append(other, e.Error())

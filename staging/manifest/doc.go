@@ -60,7 +60,15 @@
 // A manifest is UTF-8; a UTF-8 byte-order mark is skipped, and UTF-16 with
 // a byte-order mark (what Windows editors save as "Unicode") is transcoded.
 // Anything else is refused with ErrEncoding, saying why: invalid UTF-8 (with
-// the byte offset and line), UTF-16 without a byte-order mark, UTF-32.
+// the byte offset and line), UTF-16 without a byte-order mark (told by the
+// zero in every other byte, wherever the text starts) or behind a UTF-8
+// one, UTF-32.
+//
+// Decoding errors name the fix: an unknown field suggests the known field
+// of the type at that path closest to it in edit distance ("did you mean
+// \"imagePullPolicy\"?", from the JSON tags of the Go types); a quantity
+// that does not parse is named by its path and value, not by the
+// quantity's regular expression.
 //
 // YAML is read with the YAML 1.1 rules kubectl and the apiserver use
 // ("yes" is true, 0644 is 420), once: the tree is written out as JSON and

@@ -14,6 +14,9 @@ import (
 func utf8Text(data []byte) ([]byte, error) {
 	switch {
 	case bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}):
+		if looksLikeUTF16(data[3:]) {
+			return nil, refuse(ReasonEncoding, "the manifest is UTF-16 (every other byte is zero) behind a UTF-8 byte-order mark; a manifest must be UTF-8: save it as UTF-8")
+		}
 		return validUTF8(data[3:], 3)
 	case bytes.HasPrefix(data, []byte{0x00, 0x00, 0xFE, 0xFF}), bytes.HasPrefix(data, []byte{0xFF, 0xFE, 0x00, 0x00}):
 		return nil, refuse(ReasonEncoding, "the byte-order mark says UTF-32; save the manifest as UTF-8")
@@ -22,20 +25,31 @@ func utf8Text(data []byte) ([]byte, error) {
 	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
 		return fromUTF16(data[2:], true)
 	case looksLikeUTF16(data):
-		return nil, refuse(ReasonEncoding, "the manifest looks like UTF-16 without a byte-order mark (every other byte is zero); save it as UTF-8")
+		return nil, refuse(ReasonEncoding, "the manifest is UTF-16 without a byte-order mark (every other byte is zero), not UTF-8; a manifest must be UTF-8 (or UTF-16 with a byte-order mark): save it as UTF-8")
 	}
 	return validUTF8(data, 0)
 }
 
-// looksLikeUTF16 reports whether data starts with two ASCII characters
-// encoded as UTF-16, which no YAML or JSON text in UTF-8 does.
+// utf16Sample is how much of a manifest looksLikeUTF16 looks at.
+const utf16Sample = 512
+
+// looksLikeUTF16 reports whether data reads as UTF-16 text: in its first
+// bytes, at least a third of the bytes at one parity (even or odd offsets)
+// are zero and none at the other. ASCII text in UTF-16 has a zero in every
+// other byte; no YAML or JSON text in UTF-8 has zeros at all.
 func looksLikeUTF16(data []byte) bool {
+	data = data[:min(len(data), utf16Sample)]
 	if len(data) < 4 {
 		return false
 	}
-	le := data[0] != 0 && data[1] == 0 && data[2] != 0 && data[3] == 0
-	be := data[0] == 0 && data[1] != 0 && data[2] == 0 && data[3] != 0
-	return le || be
+	var zeros [2]int
+	for i, b := range data {
+		if b == 0 {
+			zeros[i%2]++
+		}
+	}
+	half := len(data) / 2
+	return (zeros[0] == 0 && zeros[1]*3 >= half) || (zeros[1] == 0 && zeros[0]*3 >= half)
 }
 
 // validUTF8 returns text if it is UTF-8, or an error with the offset of the

@@ -67,8 +67,12 @@ func TestDecodeManifestRefusesWhatIsNotText(t *testing.T) {
 		{"invalid UTF-8", []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: caf\xe9\n"), "invalid UTF-8 at byte offset 46 (line 4, byte 0xE9); a manifest must be UTF-8"},
 		{"invalid UTF-8 after a BOM", []byte("\uFEFFkind: \xff"), "invalid UTF-8 at byte offset 9 (line 1, byte 0xFF)"},
 		{"a truncated UTF-8 sequence", []byte("name: caf\xc3"), "invalid UTF-8 at byte offset 9 (line 1, byte 0xC3)"},
-		{"UTF-16LE without a BOM", le[2:], "looks like UTF-16 without a byte-order mark"},
-		{"UTF-16BE without a BOM", utf16Bytes(unicodeManifest, true)[2:], "looks like UTF-16 without a byte-order mark"},
+		{"UTF-16LE without a BOM", le[2:], "is UTF-16 without a byte-order mark (every other byte is zero), not UTF-8"},
+		{"UTF-16BE without a BOM", utf16Bytes(unicodeManifest, true)[2:], "is UTF-16 without a byte-order mark (every other byte is zero), not UTF-8"},
+		// First characters outside Latin-1 (UTF-16 units with no zero
+		// byte): the zeros of the rest still tell.
+		{"UTF-16LE without a BOM, starting outside Latin-1", utf16Bytes("ĉĉ: x\n"+unicodeManifest, false)[2:], "is UTF-16 without a byte-order mark"},
+		{"UTF-16LE behind a UTF-8 BOM", append([]byte{0xEF, 0xBB, 0xBF}, le[2:]...), "is UTF-16 (every other byte is zero) behind a UTF-8 byte-order mark"},
 		{"UTF-16 with an odd length", le[:len(le)-1], "UTF-16LE (from its byte-order mark) with an odd number of bytes"},
 		{"UTF-16 with an unpaired surrogate", unpaired, "UTF-16LE (from its byte-order mark) with an unpaired surrogate at byte offset 10"},
 		{"UTF-32", append([]byte{0xFF, 0xFE, 0, 0}, "k\x00\x00\x00"...), "the byte-order mark says UTF-32; save the manifest as UTF-8"},

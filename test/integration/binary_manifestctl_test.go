@@ -17,8 +17,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/nodeagent/nodeagent/internal/localapi"
 )
 
 // manifestctlBinary builds cmd/manifestctl once per test process.
@@ -166,18 +164,26 @@ func TestBinaryManifestctl(t *testing.T) {
 		if strings.TrimSpace(r.stdout) != "pod/"+name {
 			t.Errorf("get -o name: %q, want pod/%s", r.stdout, name)
 		}
-		var l struct {
-			AgentRunning bool           `json:"agentRunning"`
-			Pods         []localapi.Pod `json:"pods"`
-		}
+		// -o json and -o yaml print a v1 List of Pods, as kubectl get.
+		var l corev1.List
 		r = m.must(0, "get", "-o", "json")
-		if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || !l.AgentRunning || len(l.Pods) != 1 || l.Pods[0].Phase != "Running" {
-			t.Errorf("get -o json: %v, %+v\n%s", err, l, r)
+		if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || l.Kind != "List" || len(l.Items) != 1 {
+			t.Fatalf("get -o json: %v, %+v\n%s", err, l, r)
+		}
+		var p corev1.Pod
+		if err := json.Unmarshal(l.Items[0].Raw, &p); err != nil || p.Kind != "Pod" || p.Status.Phase != corev1.PodRunning || p.Spec.Containers[0].Image != web.Spec.Containers[0].Image {
+			t.Errorf("get -o json: item %v, %+v", err, p)
 		}
 		r = m.must(0, "get", "-o", "yaml")
-		l.Pods = nil
-		if err := yaml.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Pods) != 1 || l.Pods[0].UID != firstUID {
-			t.Errorf("get -o yaml: %v, %+v\n%s", err, l, r)
+		if err := yaml.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Items) != 1 {
+			t.Fatalf("get -o yaml: %v, %+v\n%s", err, l, r)
+		}
+		if err := json.Unmarshal(l.Items[0].Raw, &p); err != nil || string(p.UID) != firstUID {
+			t.Errorf("get -o yaml: item %v, uid %s, want %s", err, p.UID, firstUID)
+		}
+		r = m.must(0, "get", "-o", "jsonpath={.items[*].metadata.uid}")
+		if r.stdout != firstUID {
+			t.Errorf("get -o jsonpath: %q, want %q", r.stdout, firstUID)
 		}
 		m.must(1, "get", "nosuchpod")
 		m.must(2, "get", "-o", "table")
@@ -346,7 +352,7 @@ func TestBinaryManifestctlOffline(t *testing.T) {
 	r = m.must(0, "get")
 	contains(t, "get offline", r, offline, h.podName("web"), "Unknown")
 	r = m.must(0, "get", "-o", "json")
-	if !strings.Contains(r.stdout, `"agentRunning": false`) {
+	if !strings.Contains(r.stdout, `"kind": "List"`) || !strings.Contains(r.stdout, `"name": "`+h.podName("web")+`"`) || !strings.Contains(r.stderr, offline) {
 		t.Errorf("get -o json offline:\n%s", r)
 	}
 	edited := web.DeepCopy()

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"github.com/nodeagent/nodeagent/internal/localapi"
 )
 
@@ -19,6 +21,7 @@ const agentProbeTimeout = 3 * time.Second
 // when the agent does not answer. Commands that can work on the directory
 // alone go on without it, after saying so.
 func connect(ctx context.Context, socket string) (*localapi.Client, error) {
+	klog.V(6).InfoS("Calling the agent's local API", "socket", socket)
 	c, err := localapi.Dial(socket)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no local API socket at %s", socket)
@@ -28,10 +31,13 @@ func connect(ctx context.Context, socket string) (*localapi.Client, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, agentProbeTimeout)
 	defer cancel()
-	if _, err := c.Health(ctx); err != nil {
+	h, err := c.Health(ctx)
+	if err != nil {
 		c.Close()
+		klog.V(6).InfoS("The agent does not answer", "socket", socket, "err", err)
 		return nil, err
 	}
+	klog.V(6).InfoS("The agent answers", "socket", socket, "ready", h.Ready)
 	return c, nil
 }
 

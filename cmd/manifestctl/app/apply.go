@@ -57,19 +57,31 @@ func (w waitFlags) settleFor(s settings) settle {
 
 func newApplyCommand(c *cli) *cobra.Command {
 	var w waitFlags
+	var files []string
 	cmd := &cobra.Command{
-		Use:   "apply FILE",
+		Use:   "apply -f FILE|-",
 		Short: "Validate a manifest and write it into the manifest directory",
 		Long: `Validates FILE as the agent does, then writes it into the manifest directory
 atomically: over the file that defines the same pod, or under FILE's name. The
 version it replaces is kept in --backup-dir, for rollback. With --wait, follows
 the agent until the new pod generation runs (exit 0) or fails (exit 1, with the
-reason and the last lines of the failing container's log).`,
-		Args: args(cobra.ExactArgs(1)),
+reason and the last lines of the failing container's log); while it waits
+longer than a second, it says on stderr what it waits for. -f - reads the
+manifest from the standard input; a new one is named for its pod. FILE may
+also be given without -f.`,
+		Args: args(cobra.MaximumNArgs(1)),
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return manifestExtensions, cobra.ShellCompDirectiveFilterFileExt
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.apply(cmd.Context(), args[0], w)
+			file, err := oneFile(files, args)
+			if err != nil {
+				return err
+			}
+			return c.apply(cmd.Context(), file, w)
 		},
 	}
+	addFilenameFlag(cmd, &files, "the manifest to apply")
 	w.add(cmd, "the agent runs the new pod generation, or it fails")
 	return cmd
 }
@@ -92,13 +104,12 @@ func (c *cli) planApply(file string) (*plan, error) {
 	}
 	node := c.settings.NodeName
 	// Validated under its own name first, so every problem names FILE.
-	pods, err := manifest.ReadManifestFile(file, parseOptions(node, file))
+	pods, data, err := c.readManifest(file, file)
 	if err != nil {
 		return nil, err
 	}
-	data, err := readBounded(file)
-	if err != nil {
-		return nil, err
+	if file == "-" {
+		file = stdinName
 	}
 	ms, err := scanDir(dir, node)
 	if err != nil {
@@ -116,6 +127,15 @@ func (c *cli) planApply(file string) (*plan, error) {
 	}
 	if p.current == nil {
 		name := filepath.Base(file)
+		if file == stdinName {
+			// A new manifest from the standard input is named for its
+			// (first) pod, as the operator wrote the name.
+			decoded, err := manifest.DecodeManifest(data)
+			if err != nil || len(decoded) == 0 {
+				return nil, fmt.Errorf("%s: a manifest from the standard input is named for its pod, and it has none", file)
+			}
+			name = decoded[0].Name + ".yaml"
+		}
 		if !manifest.IsManifestName(name) {
 			return nil, fmt.Errorf("%s: the agent reads only files named *.yaml, *.yml or *.json, not hidden or backup files: rename it", file)
 		}
@@ -125,7 +145,7 @@ func (c *cli) planApply(file string) (*plan, error) {
 				continue
 			}
 			if ms[i].Err == nil {
-				return nil, fmt.Errorf("%s: %s defines other pods (%v); applying would replace them: rename %s, or rm them first", file, p.target, fullNames(ms[i].Pods), filepath.Base(file))
+				return nil, fmt.Errorf("%s: %s defines other pods (%v); applying would replace them: rename %s, or rm them first", file, p.target, fullNames(ms[i].Pods), name)
 			}
 			p.current = &ms[i] // a refused file: replacing it is the fix
 		}
@@ -155,7 +175,7 @@ func (c *cli) apply(ctx context.Context, file string, w waitFlags) error {
 	if err != nil {
 		return err
 	}
-	if abs, err := filepath.Abs(file); err == nil && abs == p.target {
+	if abs, err := filepath.Abs(file); err == nil && abs == p.target && file != "-" {
 		p.same = true // FILE is the manifest itself, already edited in place
 	}
 	if p.same {

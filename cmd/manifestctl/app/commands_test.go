@@ -188,3 +188,52 @@ func TestApplyOverAFIFODoesNotHang(t *testing.T) {
 		t.Fatal("apply over a FIFO hangs")
 	}
 }
+
+func TestVIsVerbosityAsKubectls(t *testing.T) {
+	s := newSetup(t)
+	code, out, errOut := s.run("-v", "6", "get")
+	if code != exitOK || !strings.Contains(errOut, `"Settings"`) || !strings.Contains(errOut, "Calling the agent's local API") || strings.Contains(out, "Settings") {
+		t.Errorf("-v 6 get: exit %d, stdout %q, stderr %q; want the log on stderr", code, out, errOut)
+	}
+	if code, _, errOut := s.run("--v=4", "get"); code != exitOK || !strings.Contains(errOut, `"Settings"`) || strings.Contains(errOut, "Calling the agent") {
+		t.Errorf("--v=4 get: exit %d, stderr %q; want the settings and not the calls", code, errOut)
+	}
+	// Verbosity is not kept from one run to the next.
+	if _, _, errOut := s.run("get"); strings.Contains(errOut, "Settings") {
+		t.Errorf("get after -v 6: stderr %q", errOut)
+	}
+	if code, out, _ := s.run("version"); code != exitOK || !strings.HasPrefix(out, "manifestctl version ") {
+		t.Errorf("version: exit %d %q", code, out)
+	}
+}
+
+func TestBadUsageExitsTwo(t *testing.T) {
+	s := newSetup(t)
+	for _, args := range [][]string{{"nosuchcommand"}, {"-v"}, {"get", "a", "b"}, {"describe"}, {"logs", "--tail", "x", "web"}, {"version", "x"}, {"get", "--no-such-flag"}} {
+		if code, _, errOut := s.run(args...); code != exitUsage || !strings.HasPrefix(errOut, "error: ") {
+			t.Errorf("%v: exit %d, stderr %q; want %d and the error", args, code, errOut, exitUsage)
+		}
+	}
+	if code, out, _ := s.run(); code != exitOK || !strings.Contains(out, "Available Commands") {
+		t.Errorf("no command: exit %d; want the help", code)
+	}
+}
+
+func TestValidateMessagesNameTheFix(t *testing.T) {
+	s := newSetup(t)
+	utf16 := []byte{}
+	for _, r := range pod("web", "img:1") {
+		utf16 = append(utf16, byte(r), 0) // UTF-16LE, no byte-order mark
+	}
+	tests := map[string]struct{ body, want string }{
+		"utf16.yaml":    {string(utf16), "is UTF-16 without a byte-order mark (every other byte is zero), not UTF-8"},
+		"quantity.yaml": {strings.Replace(pod("web", "img:1"), "}]", ", resources: {limits: {memory: 12MBs}}}]", 1), `spec.containers[0].resources.limits.memory: Invalid value: "12MBs"`},
+		"misspelt.yaml": {strings.Replace(pod("web", "img:1"), "}]", ", imagePullPolicyy: Always}]", 1), `spec.containers[0].imagePullPolicyy: Forbidden: unknown field; did you mean "imagePullPolicy"?`},
+	}
+	for name, tt := range tests {
+		path := s.write(name, tt.body)
+		if code, _, errOut := s.run("validate", path); code != exitFailure || !strings.Contains(errOut, tt.want) {
+			t.Errorf("validate %s: exit %d, stderr %q; want %q", name, code, errOut, tt.want)
+		}
+	}
+}

@@ -22,7 +22,8 @@ func newDescribeCommand(c *cli) *cobra.Command {
 		Long: `Shows where pod NAME comes from, its status and containers, and its timeline:
 what the agent did with it and why (accepted, started, restarted, stopped,
 refused). Without a running agent, shows the pod's manifest.`,
-		Args: args(cobra.ExactArgs(1)),
+		Args:              args(cobra.ExactArgs(1)),
+		ValidArgsFunction: c.completePodNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.describe(cmd.Context(), args[0])
 		},
@@ -112,6 +113,10 @@ func printDetail(w io.Writer, d localapi.PodDetail) {
 				state += fmt.Sprintf(", exit code %d", *ct.ExitCode)
 			}
 			fmt.Fprintf(tw, "    State:\t%s\n", escapeTerminal(state))
+			if ct.Process != "" {
+				// What apply --wait's settle counts from.
+				fmt.Fprintf(tw, "    Process:\t%s\n", ct.Process)
+			}
 			if lt := ct.LastTermination; lt != nil {
 				fmt.Fprintf(tw, "    Last state:\tterminated (%s), exit code %d\n", escapeTerminal(join(lt.Reason, lt.Message)), lt.ExitCode)
 			}

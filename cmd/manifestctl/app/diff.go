@@ -15,18 +15,27 @@ import (
 )
 
 func newDiffCommand(c *cli) *cobra.Command {
-	return &cobra.Command{
-		Use:   "diff FILE",
+	var files []string
+	cmd := &cobra.Command{
+		Use:   "diff -f FILE|-",
 		Short: "Show, field by field, what applying FILE would change",
 		Long: `Compares FILE, validated and defaulted as the agent will see it, with the
 manifest it would replace, field by field, and says what the change does: a new
 pod generation (the pod is stopped and started again) or nothing. With the agent
 running, also says which generation the node runs now. Exits 0 when nothing
 would change, 1 when something would, and 2 when it cannot tell (a file
-that cannot be read or is not valid), as kubectl diff.`,
-		Args: args(cobra.ExactArgs(1)),
+that cannot be read or is not valid), as kubectl diff. -f - reads the
+manifest from the standard input; FILE may also be given without -f.`,
+		Args: args(cobra.MaximumNArgs(1)),
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return manifestExtensions, cobra.ShellCompDirectiveFilterFileExt
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			err := c.diff(cmd.Context(), args[0])
+			file, err := oneFile(files, args)
+			if err != nil {
+				return err
+			}
+			err = c.diff(cmd.Context(), file)
 			var differs *exitError
 			if err != nil && !errors.As(err, &differs) {
 				// An error is not "there are differences".
@@ -35,6 +44,8 @@ that cannot be read or is not valid), as kubectl diff.`,
 			return err
 		},
 	}
+	addFilenameFlag(cmd, &files, "the manifest to compare")
+	return cmd
 }
 
 func (c *cli) diff(ctx context.Context, file string) error {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,44 +12,54 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"sigs.k8s.io/yaml"
+	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/nodeagent/nodeagent/internal/localapi"
 	"github.com/nodeagent/nodeagent/staging/manifest"
 )
 
 func newGetCommand(c *cli) *cobra.Command {
-	var output string
-	var watch, noHeaders bool
+	var o outputFlags
+	var watch bool
 	cmd := &cobra.Command{
 		Use:     "get [NAME]",
 		Aliases: []string{"list", "ls"},
 		Short:   "List the node's pods and refused manifests",
 		Long: `Lists the pods the agent runs, with kubectl's columns, and the manifests it
 refuses, with the reason. Without a running agent, lists the manifest
-directory. -o wide adds SOURCE, FILE, UID and MIRROR; -o json and -o yaml print
-everything; -o name prints pod/NAME lines.`,
-		Args: args(cobra.MaximumNArgs(1)),
+directory. -o wide adds SOURCE, FILE, UID and MIRROR. The other formats are
+kubectl get's, over v1 objects (a Pod for NAME, else a v1 List of Pods):
+-o json, -o yaml, -o name (pod/NAME), -o jsonpath=TEMPLATE,
+-o jsonpath-file=FILE, -o custom-columns=HEADER:PATH,...; with them, refused
+manifests are reported on stderr.`,
+		Args:              args(cobra.MaximumNArgs(1)),
+		ValidArgsFunction: c.completePodNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := ""
 			if len(args) == 1 {
 				name = args[0]
 			}
-			switch output {
-			case "", "wide", "json", "yaml", "name":
-			default:
-				return usageError{fmt.Errorf("--output %q: want wide, json, yaml or name", output)}
+			p, err := o.printer()
+			if err != nil {
+				return err
 			}
-			return c.get(cmd.Context(), name, output, watch, !noHeaders)
+			return c.get(cmd.Context(), name, getOutput{printer: p, wide: o.output == "wide", headers: !o.noHeaders}, watch)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: wide, json, yaml or name")
+	o.add(cmd)
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after listing, print the pods again whenever they change (until interrupted)")
-	cmd.Flags().BoolVar(&noHeaders, "no-headers", false, "print the tables without their header lines, as kubectl get --no-headers")
 	return cmd
 }
 
-// listing is what get prints: the JSON and YAML outputs are this object.
+// getOutput is how get prints: through a cli-runtime printer, or as
+// manifestctl's table (printer nil).
+type getOutput struct {
+	printer printers.ResourcePrinter
+	wide    bool
+	headers bool
+}
+
+// listing is what get finds: the pods, and the manifests refused.
 type listing struct {
 	// AgentRunning is false when the listing comes from the manifest
 	// directory alone.
@@ -59,7 +68,7 @@ type listing struct {
 	Refused      []localapi.ManifestError `json:"refused"`
 }
 
-func (c *cli) get(ctx context.Context, name, output string, watch, headers bool) error {
+func (c *cli) get(ctx context.Context, name string, o getOutput, watch bool) error {
 	client, err := connect(ctx, c.settings.LocalAPISocket)
 	if err != nil {
 		sayOffline(c.errOut, err, "listing the manifest directory")
@@ -70,7 +79,7 @@ func (c *cli) get(ctx context.Context, name, output string, watch, headers bool)
 	if err != nil {
 		return err
 	}
-	if err := c.print(l, output, headers); err != nil {
+	if err := c.print(l, o, true, name != ""); err != nil {
 		return err
 	}
 	if name != "" && len(l.Pods) == 0 && len(l.Refused) == 0 && !watch {
@@ -94,7 +103,7 @@ func (c *cli) get(ctx context.Context, name, output string, watch, headers bool)
 		}
 		if !reflect.DeepEqual(next, l) {
 			l = next
-			if err := c.print(l, output, false); err != nil {
+			if err := c.print(l, o, false, name != ""); err != nil {
 				return err
 			}
 		}
@@ -189,33 +198,20 @@ func podNameMatches(p localapi.Pod, name, node string) bool {
 }
 
 // print writes l in the output format; header says whether a table starts
-// with its column names (not on the updates of --watch).
-func (c *cli) print(l listing, output string, header bool) error {
-	switch output {
-	case "json":
-		b, err := json.MarshalIndent(l, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(c.out, "%s\n", b)
-		return err
-	case "yaml":
-		b, err := yaml.Marshal(l)
-		if err != nil {
-			return err
-		}
-		_, err = c.out.Write(b)
-		return err
-	case "name":
-		for _, p := range l.Pods {
-			fmt.Fprintf(c.out, "pod/%s\n", p.Name)
-		}
-		for _, e := range l.Refused {
-			fmt.Fprintf(c.out, "manifest/%s\n", e.Origin)
-		}
-		return nil
+// with its column names (not on the updates of --watch). single says that
+// the operator named one pod: it prints as a Pod, not a List.
+func (c *cli) print(l listing, o getOutput, header, single bool) error {
+	if o.printer == nil {
+		return c.printTable(l, o.wide, header && o.headers)
 	}
-	return c.printTable(l, output == "wide", header)
+	for _, e := range l.Refused {
+		fmt.Fprintf(c.errOut, "Warning: manifest %s is refused: %s\n", escapeTerminal(e.Origin), escapeTerminal(e.Message))
+	}
+	obj, err := c.podObjects(l.Pods, single)
+	if err != nil {
+		return err
+	}
+	return o.printer.PrintObj(obj, c.out)
 }
 
 func (c *cli) printTable(l listing, wide, header bool) error {

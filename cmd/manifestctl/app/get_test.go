@@ -37,7 +37,7 @@ func TestGetWatchPrintsChanges(t *testing.T) {
 	fake.set(info("u1", corev1.PodPending))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- c.get(ctx, "", "", true, true) }()
+	go func() { done <- c.get(ctx, "", getOutput{headers: true}, true) }()
 	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(out.String(), "Pending") && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}

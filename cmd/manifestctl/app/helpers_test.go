@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,7 @@ type testSetup struct {
 	dir       string
 	manifests string
 	config    string
+	stdin     string // what run gives manifestctl on its standard input
 }
 
 func newSetup(t *testing.T) *testSetup {
@@ -47,7 +49,7 @@ func (s *testSetup) write(name, body string) string {
 // run runs manifestctl with the setup's config file.
 func (s *testSetup) run(args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	code = run(context.Background(), append([]string{"--config", s.config}, args...), &out, &errOut)
+	code = run(context.Background(), append([]string{"--config", s.config}, args...), strings.NewReader(s.stdin), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

@@ -31,7 +31,8 @@ func newLogsCommand(c *cli) *cobra.Command {
 		Long: `Prints the log of a container of pod NAME, as kubectl logs does: the current
 instance, or with --previous the one before it. -c names the container when
 the pod has several.`,
-		Args: args(cobra.ExactArgs(1)),
+		Args:              args(cobra.ExactArgs(1)),
+		ValidArgsFunction: c.completePodNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.logs(cmd.Context(), args[0], f)
 		},

@@ -19,7 +19,8 @@ func newRmCommand(c *cli) *cobra.Command {
 		Long: `Removes the manifest that defines pod NAME (or the manifest FILE) from the
 manifest directory, keeping it in --backup-dir for rollback. With --wait, waits
 until the agent has stopped its pods.`,
-		Args: args(cobra.ExactArgs(1)),
+		Args:              args(cobra.ExactArgs(1)),
+		ValidArgsFunction: c.completePodNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.rm(cmd.Context(), args[0], w)
 		},

@@ -17,7 +17,8 @@ func newRollbackCommand(c *cli) *cobra.Command {
 		Long: `Puts back the previous version of the manifest that defines pod NAME (or of
 the manifest FILE), from --backup-dir, keeping the version it replaces as the
 new backup: a second rollback undoes the first. With --wait, waits as apply does.`,
-		Args: args(cobra.ExactArgs(1)),
+		Args:              args(cobra.ExactArgs(1)),
+		ValidArgsFunction: c.completePodNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.rollback(cmd.Context(), args[0], w)
 		},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/version"
+	"k8s.io/klog/v2"
 )
 
 // Exit codes, as kubectl's: 0 success, 1 failure (and, for diff, "there
@@ -25,6 +26,7 @@ const (
 // cli holds what every command shares.
 type cli struct {
 	settings settings
+	in       io.Reader // what -f - reads
 	out      io.Writer
 	errOut   io.Writer
 }
@@ -49,11 +51,15 @@ type codedError struct {
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, args, os.Stdout, os.Stderr)
+	return run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
 }
 
-func run(ctx context.Context, args []string, out, errOut io.Writer) int {
-	c := &cli{out: out, errOut: errOut}
+func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
+	c := &cli{in: in, out: out, errOut: errOut}
+	// -v's log goes to the command's stderr.
+	klog.LogToStderr(false)
+	klog.SetOutput(errOut)
+	defer klog.Flush()
 	root := c.newRootCommand()
 	root.SetArgs(args)
 	root.SetOut(out)
@@ -90,8 +96,16 @@ Its defaults come from nodeagent's config file (--config).`,
 		Version:       version.Get().GitVersion,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// A word that is no command is bad usage, as kubectl's.
+		Args: func(cmd *cobra.Command, a []string) error {
+			if len(a) > 0 {
+				return usageError{fmt.Errorf("unknown command %q for %q", a[0], cmd.CommandPath())}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Name() == "completion" || (cmd.Parent() != nil && cmd.Parent().Name() == "completion") {
+			if isCompletionRequest(cmd) || cmd.Name() == "version" {
 				return nil
 			}
 			return c.settings.load(cmd.Root().PersistentFlags())
@@ -99,6 +113,12 @@ Its defaults come from nodeagent's config file (--config).`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	c.settings.addFlags(root.PersistentFlags())
+	// The shell completes the files and directories these flags name.
+	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
+	for _, dir := range []string{"manifest-dir", "root-dir", "pod-log-dir", "backup-dir"} {
+		_ = root.MarkPersistentFlagDirname(dir)
+	}
+	addVerbosityFlags(root.PersistentFlags())
 	root.AddCommand(
 		newValidateCommand(c),
 		newDiffCommand(c),
@@ -108,6 +128,7 @@ Its defaults come from nodeagent's config file (--config).`,
 		newGetCommand(c),
 		newDescribeCommand(c),
 		newLogsCommand(c),
+		newVersionCommand(c),
 	)
 	return root
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 
 	"github.com/nodeagent/nodeagent/internal/configfile"
 )
@@ -59,6 +60,7 @@ func (s *settings) load(flags *pflag.FlagSet) error {
 		if err := configfile.ApplyKnown(flags, path); err != nil {
 			return err
 		}
+		klog.V(4).InfoS("Read nodeagent's config file", "path", path)
 	}
 	if s.LocalAPISocket == "" {
 		s.LocalAPISocket = configfile.LocalAPISocket(s.RootDir)
@@ -70,6 +72,7 @@ func (s *settings) load(flags *pflag.FlagSet) error {
 	if s.ManifestDir != "" {
 		s.ManifestDir = filepath.Clean(s.ManifestDir)
 	}
+	klog.V(4).InfoS("Settings", "manifestDir", s.ManifestDir, "localAPISocket", s.LocalAPISocket, "nodeName", s.NodeName, "backupDir", s.BackupDir)
 	return nil
 }
 

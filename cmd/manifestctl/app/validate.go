@@ -13,29 +13,48 @@ import (
 )
 
 func newValidateCommand(c *cli) *cobra.Command {
-	return &cobra.Command{
-		Use:   "validate FILE|DIR...",
+	var files []string
+	cmd := &cobra.Command{
+		Use:   "validate [-f] FILE|DIR|-...",
 		Short: "Check manifests with the agent's own decoding and validation",
 		Long: `Decodes and validates each FILE, and each manifest of each DIR, with the code
-the agent runs, and prints every problem with its file, field and reason. Exits 1
-if any manifest would be refused.`,
-		Args: args(cobra.MinimumNArgs(1)),
-		RunE: func(_ *cobra.Command, args []string) error { return c.validate(args) },
+the agent runs, and prints every problem with its file, field and reason; -
+(or -f -) reads a manifest from the standard input. Exits 1 if any manifest
+would be refused.`,
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return manifestExtensions, cobra.ShellCompDirectiveFilterFileExt
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			paths := append(files, args...)
+			if len(paths) == 0 {
+				return usageError{errors.New("no manifest: give FILE, DIR, -f FILE, or -f - for the standard input")}
+			}
+			return c.validate(paths)
+		},
 	}
+	addFilenameFlag(cmd, &files, "a manifest, or a directory of manifests, to check (repeatable)")
+	return cmd
 }
 
 func (c *cli) validate(paths []string) error {
 	bad := 0
 	check := func(path string) {
-		pods, err := manifest.ReadManifestFile(path, parseOptions(c.settings.NodeName, path))
+		pods, _, err := c.readManifest(path, path)
 		if err != nil {
 			bad++
 			printRefusal(c.errOut, err)
 			return
 		}
+		if path == "-" {
+			path = stdinName
+		}
 		fmt.Fprintf(c.out, "%s: valid (%d pod%s: %v)\n", path, len(pods), plural(len(pods)), fullNames(pods))
 	}
 	for _, p := range paths {
+		if p == "-" {
+			check(p)
+			continue
+		}
 		fi, err := os.Stat(p)
 		if err != nil {
 			bad++

@@ -47,6 +47,7 @@ func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target s
 	for _, p := range pods {
 		pending[p.UID] = p
 	}
+	prog := progress{w: c.errOut, start: start}
 	for {
 		// The next poll comes at pollInterval, or as a settle runs out.
 		seen.next = pollInterval
@@ -54,11 +55,13 @@ func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target s
 		if err != nil && ctx.Err() == nil {
 			return err
 		}
+		byUID := map[types.UID]localapi.Pod{}
 		for _, got := range pods {
 			want := pending[types.UID(got.UID)]
 			if want == nil {
 				continue
 			}
+			byUID[want.UID] = got
 			seen.note(got.Containers, time.Now())
 			done, failure := c.judge(got, want, s, &seen)
 			if failure != nil {
@@ -72,6 +75,7 @@ func (c *cli) waitRunning(ctx context.Context, client *localapi.Client, target s
 		if len(pending) == 0 {
 			return nil
 		}
+		prog.report(time.Now(), pending, byUID)
 		select {
 		case <-ctx.Done():
 			return c.waitTimedOut(client, target, pending)
