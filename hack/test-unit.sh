@@ -2,7 +2,8 @@
 # Runs every module's unit tests with the race detector. Staging modules are
 # tested with GOWORK=off, at the versions their own go.mod selects, as a
 # project importing one of them builds it (their siblings from the tree: see
-# staging_modfile in lib.sh); the root module is tested inside the workspace. test/integration is not
+# staging_modfile in lib.sh; hack/test-modules.sh fetches them as an importer
+# does); the root module is tested inside the workspace. test/integration is not
 # a unit test module (see hack/test-integration.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -21,6 +22,11 @@ for mod in $(go_modules "$root"); do
     (cd "$mod" && go test -race -count=1 ./...)
   fi
 done
+
+# The staging modules as a project outside the repository gets them: from a
+# module proxy, at staging/VERSION, with GOWORK=off.
+log "unit: the staging modules from a module proxy (hack/test-modules.sh)"
+hack/test-modules.sh
 
 # Releasing the executable's pages must also be safe in a position-
 # independent build, whose loader writes into read-only mappings.
