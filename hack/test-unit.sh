@@ -28,6 +28,9 @@ done
 log "unit: the staging modules from a module proxy (hack/test-modules.sh)"
 hack/test-modules.sh
 
+log "unit: make install (hack/install_test.sh)"
+hack/install_test.sh
+
 # Releasing the executable's pages must also be safe in a position-
 # independent build, whose loader writes into read-only mappings.
 log "unit: internal/exepages as a PIE build"
