@@ -127,9 +127,8 @@ func write(out, version string, s source) error {
 	}
 	mv := module.Version{Path: s.path, Version: version}
 	if err := modzip.CreateFromDir(zf, mv, s.dir); err != nil {
-		zf.Close()
-		os.Remove(base + ".zip")
-		return fmt.Errorf("%s: %w", s.dir, err)
+		// No half-written zip is left to pass for a published version.
+		return errors.Join(fmt.Errorf("%s: %w", s.dir, err), zf.Close(), os.Remove(base+".zip"))
 	}
 	if err := zf.Close(); err != nil {
 		return err
@@ -161,5 +160,5 @@ func addToList(name, version string) error {
 		versions = append(versions, version)
 	}
 	semver.Sort(versions)
-	return os.WriteFile(name, []byte(strings.Join(versions, "\n")+"\n"), 0o600)
+	return os.WriteFile(name, []byte(strings.Join(versions, "\n")+"\n"), 0o600) // #nosec G703 -- under the output directory the caller names
 }
