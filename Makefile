@@ -1,5 +1,5 @@
 # The entry points; each target is a script under hack/ that can be run alone.
-.PHONY: all verify test test-unit test-fuzz test-integration bench build run conformance
+.PHONY: all verify test test-unit test-fuzz test-integration bench build install run conformance
 
 all: test
 
@@ -29,6 +29,15 @@ bench:
 build:
 	hack/build.sh bin/nodeagent
 	hack/build.sh bin/manifestctl
+
+# The binaries, nodeagent's systemd unit and its config file (kept if one
+# is there), under DESTDIR: PREFIX (/usr/local), SYSCONFDIR (/etc) and
+# SYSTEMDUNITDIR ($PREFIX/lib/systemd/system) as hack/install.sh says.
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+install: build
+	PREFIX="$(PREFIX)" SYSCONFDIR="$(SYSCONFDIR)" SYSTEMDUNITDIR="$(SYSTEMDUNITDIR)" DESTDIR="$(DESTDIR)" hack/install.sh
 
 # nodeagent in the foreground on examples/manifests, against the local
 # containerd, with its state under /var/lib/nodeagent-run (needs root).

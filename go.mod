@@ -12,6 +12,7 @@ require (
 	github.com/spf13/pflag v1.0.10
 	go.etcd.io/bbolt v1.5.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/mod v0.42.0
 	golang.org/x/sync v0.24.0
 	google.golang.org/grpc v1.82.1
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af
@@ -98,13 +99,13 @@ require (
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
-	github.com/nodeagent/nodeagent/staging/config v0.0.0
-	github.com/nodeagent/nodeagent/staging/manifest v0.0.0
-	github.com/nodeagent/nodeagent/staging/mirror v0.0.0
-	github.com/nodeagent/nodeagent/staging/objectcache v0.0.0
-	github.com/nodeagent/nodeagent/staging/podmanager v0.0.0
-	github.com/nodeagent/nodeagent/staging/podtypes v0.0.0
-	github.com/nodeagent/nodeagent/staging/podworkers v0.0.0
+	github.com/nodeagent/nodeagent/staging/config v0.1.0
+	github.com/nodeagent/nodeagent/staging/manifest v0.1.0
+	github.com/nodeagent/nodeagent/staging/mirror v0.1.0
+	github.com/nodeagent/nodeagent/staging/objectcache v0.1.0
+	github.com/nodeagent/nodeagent/staging/podmanager v0.1.0
+	github.com/nodeagent/nodeagent/staging/podtypes v0.1.0
+	github.com/nodeagent/nodeagent/staging/podworkers v0.1.0
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
 	github.com/x448/float16 v0.8.4 // indirect

@@ -8,12 +8,15 @@
 # `go test` alone runs only the seed corpora; this looks for new inputs too.
 # A failing input is written under the package's testdata/fuzz/, where
 # `go test` replays it from then on.
-# Staging modules are fuzzed with GOWORK=off, as hack/test-unit.sh tests them.
+# Staging modules are fuzzed with GOWORK=off, as hack/test-unit.sh tests them
+# (their siblings from the tree: staging_modfile in lib.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root=$(repo_root)
 cd "$root"
 fuzztime=${FUZZ_TIME:-2000x}
+modfiles=$(mktemp -d)
+trap 'rm -rf "$modfiles"' EXIT
 
 for mod in $(go_modules "$root"); do
   case $mod in test/*) continue ;; esac
@@ -30,7 +33,7 @@ for mod in $(go_modules "$root"); do
     for name in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' "$mod/$f"); do
       log "fuzz: $mod $pkg $name for $fuzztime"
       if [[ $mod == staging/* ]]; then
-        (cd "$mod" && GOWORK=off go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg")
+        (cd "$mod" && GOWORK=off go test -modfile="$(staging_modfile "$root" "$mod" "$modfiles")" -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg")
       else
         (cd "$mod" && go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg")
       fi

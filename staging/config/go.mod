@@ -6,8 +6,8 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-cmp v0.7.0
-	github.com/nodeagent/nodeagent/staging/manifest v0.0.0
-	github.com/nodeagent/nodeagent/staging/podtypes v0.0.0
+	github.com/nodeagent/nodeagent/staging/manifest v0.1.0
+	github.com/nodeagent/nodeagent/staging/podtypes v0.1.0
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -70,9 +70,4 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
-)
-
-replace (
-	github.com/nodeagent/nodeagent/staging/manifest => ../manifest
-	github.com/nodeagent/nodeagent/staging/podtypes => ../podtypes
 )

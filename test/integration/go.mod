@@ -7,10 +7,10 @@ require (
 	github.com/go-logr/logr v1.4.3
 	github.com/google/go-containerregistry v0.22.1
 	github.com/nodeagent/nodeagent v0.0.0
-	github.com/nodeagent/nodeagent/staging/config v0.0.0
-	github.com/nodeagent/nodeagent/staging/manifest v0.0.0
-	github.com/nodeagent/nodeagent/staging/mirror v0.0.0
-	github.com/nodeagent/nodeagent/staging/podtypes v0.0.0
+	github.com/nodeagent/nodeagent/staging/config v0.1.0
+	github.com/nodeagent/nodeagent/staging/manifest v0.1.0
+	github.com/nodeagent/nodeagent/staging/mirror v0.1.0
+	github.com/nodeagent/nodeagent/staging/podtypes v0.1.0
 	google.golang.org/grpc v1.82.1
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -37,8 +37,8 @@ require (
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/moby/term v0.5.2 // indirect
 	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
-	github.com/nodeagent/nodeagent/staging/podmanager v0.0.0 // indirect
-	github.com/nodeagent/nodeagent/staging/podworkers v0.0.0 // indirect
+	github.com/nodeagent/nodeagent/staging/podmanager v0.1.0 // indirect
+	github.com/nodeagent/nodeagent/staging/podworkers v0.1.0 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/peterbourgon/diskv v2.0.1+incompatible // indirect
@@ -87,7 +87,7 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/nodeagent/nodeagent/staging/objectcache v0.0.0
+	github.com/nodeagent/nodeagent/staging/objectcache v0.1.0
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.24.0 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
