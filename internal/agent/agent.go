@@ -100,7 +100,7 @@ func New(opts Options) (*Agent, error) {
 	})
 	a.pleg, err = pleg.New(pleg.Options{
 		Runtime: opts.Runtime, Interval: opts.RelistInterval, Logger: opts.Logger, Clock: opts.Clock,
-		ContainerPID: opts.Runtime.ContainerPID,
+		ContainerPID: opts.Runtime.ContainerPID, Registry: opts.Registry,
 	})
 	if err != nil {
 		return nil, err
