@@ -20,8 +20,8 @@ import (
 
 // newCgroups sets up the pods' cgroups by QoS class, before any pod
 // starts.
-func (o *Options) newCgroups(log logr.Logger) (*cgroups.Manager, error) {
-	cg, err := cgroups.New(cgroups.Options{Root: o.CgroupRoot, Driver: cgroups.Driver(o.CgroupDriver), Logger: log})
+func (o *Options) newCgroups(reg metrics.KubeRegistry, log logr.Logger) (*cgroups.Manager, error) {
+	cg, err := cgroups.New(cgroups.Options{Root: o.CgroupRoot, Driver: cgroups.Driver(o.CgroupDriver), Registry: reg, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("--cgroup-driver=%s: %w", o.CgroupDriver, err)
 	}

@@ -33,7 +33,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	cg, err := o.newCgroups(log)
+	cg, err := o.newCgroups(reg, log)
 	if err != nil {
 		return err
 	}
