@@ -57,7 +57,7 @@ func New(opts Options) (*Agent, error) {
 		return nil, err
 	}
 	log := opts.Logger.WithName("agent")
-	m, err := newMetrics(opts.Registry)
+	m, err := newMetrics(opts.Registry, opts.NodeName)
 	if err != nil {
 		return nil, fmt.Errorf("agent metrics: %w", err)
 	}
@@ -100,7 +100,7 @@ func New(opts Options) (*Agent, error) {
 	})
 	a.pleg, err = pleg.New(pleg.Options{
 		Runtime: opts.Runtime, Interval: opts.RelistInterval, Logger: opts.Logger, Clock: opts.Clock,
-		ContainerPID: opts.Runtime.ContainerPID,
+		ContainerPID: opts.Runtime.ContainerPID, Registry: opts.Registry,
 	})
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func New(opts Options) (*Agent, error) {
 		rt: a.adoption, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
 		timeline: a.timeline, events: a.events, hostIPs: opts.NodeIPs, desired: desired, finished: a.podFinished(opts.Objects),
 		clock: opts.Clock, log: log.WithName("syncer"),
-		pods: map[types.UID]*podRecord{}, probes: a.prober, hooks: a.prober.Hooks(a.adoption, a.timeline, log.WithName("syncer")), deadlines: newDeadlines(), evictions: newEvictions(),
+		pods: map[types.UID]*podRecord{}, probes: a.prober, hooks: a.prober.Hooks(a.adoption, a.timeline, log.WithName("syncer")), deadlines: newDeadlines(), evictions: newEvictions(), metrics: m.kubelet,
 	}
 	a.workers, err = podworkers.New(podworkers.Options{
 		Syncer: a.ckpt.Syncer(s, a.statuses.Status, desired), Clock: opts.Clock, Logger: opts.Logger.WithName("podworkers"),

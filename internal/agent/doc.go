@@ -66,7 +66,11 @@
 //   - collector (collector.go) garbage-collects dead containers and
 //     sandboxes on its own period.
 //   - metrics (metrics.go) implements podworkers.Metrics and the agent's
-//     own metrics on a component-base registry.
+//     own metrics on a component-base registry; kubelet_metrics.go adds
+//     the kubelet's under its names: kubelet_pod_worker_duration_seconds
+//     (SyncPod by update type, timed by the syncer; kill, terminated),
+//     kubelet_pod_start_duration_seconds (config.seen to the first
+//     Running status) and kubelet_node_name.
 //
 // # Restarts adopt, never kill
 //

@@ -21,11 +21,14 @@ type agentMetrics struct {
 	podPhases *metrics.GaugeVec
 	// adopted: pods whose running containers a first sync kept.
 	adopted *metrics.Gauge
+
+	// The kubelet's, under its names (kubelet_metrics.go).
+	kubelet kubeletMetrics
 }
 
 var _ podworkers.Metrics = (*agentMetrics)(nil)
 
-func newMetrics(reg metrics.KubeRegistry) (*agentMetrics, error) {
+func newMetrics(reg metrics.KubeRegistry, nodeName string) (*agentMetrics, error) {
 	m := &agentMetrics{
 		workers: metrics.NewGaugeVec(&metrics.GaugeOpts{
 			Namespace: metricsNamespace, Subsystem: "pod_workers", Name: "workers",
@@ -61,6 +64,10 @@ func newMetrics(reg metrics.KubeRegistry) (*agentMetrics, error) {
 			}
 		}
 	}
+	var err error
+	if m.kubelet, err = newKubeletMetrics(reg, nodeName); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -72,6 +79,7 @@ func (m *agentMetrics) WorkerPhases(c podworkers.PhaseCounts) {
 
 func (m *agentMetrics) ObserveSync(w podworkers.Work, d time.Duration) {
 	m.syncTime.WithLabelValues(w.String()).Observe(d.Seconds())
+	m.kubelet.observeWork(w, d)
 }
 
 func (m *agentMetrics) QueueDepth(n int) { m.queue.Set(float64(n)) }

@@ -64,6 +64,8 @@ type syncer struct {
 	deadlines *deadlines
 	// evictions are the pods the node evicts.
 	evictions *evictions
+	// metrics time SyncPod and the pods' starts.
+	metrics kubeletMetrics
 
 	mu   sync.Mutex
 	pods map[types.UID]*podRecord
@@ -116,14 +118,17 @@ func (s *syncer) forget(uid types.UID) {
 // SyncPod sets up the pod's volumes, moves its runtime state toward its
 // spec, and stores the status that results. It reports terminal once the
 // pod has reached Succeeded or Failed.
-func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *corev1.Pod) (bool, error) {
+func (s *syncer) SyncPod(ctx context.Context, typ podworkers.UpdateType, pod *corev1.Pod) (bool, error) {
+	start := s.clock.Now()
+	defer func() { s.metrics.observeSyncPod(typ, s.clock.Since(start)) }()
 	uid := pod.UID
 	rec := s.enter(uid, phaseSync)
 	rs, err := s.cache.GetNewerThan(ctx, uid, rec.lastSync)
 	if err != nil {
 		return false, s.failed(uid, fmt.Errorf("pod %s/%s: runtime status: %w", pod.Namespace, pod.Name, err))
 	}
-	prev := s.statuses.Status(uid)
+	stored := s.statuses.Status(uid)
+	prev := stored
 	if rec.phase == "" {
 		// A new worker: whatever status a worker of this UID left (a pod
 		// removed and put back) must not hold the new one in a terminal phase.
@@ -173,6 +178,11 @@ func (s *syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		}
 	}
 	st := s.store(pod, rs, &res, syncErr, res.Terminal, prev)
+	if st.Phase == corev1.PodRunning && (stored == nil || stored.Phase == corev1.PodPending) {
+		if seen, ok := firstSeen(pod); ok {
+			s.metrics.observePodStart(seen, s.clock.Now())
+		}
+	}
 	terminal := podtypes.IsTerminal(st.Phase)
 	if at, ok := status.ActiveDeadline(pod, &st); ok && !terminal {
 		s.deadlines.set(uid, at)

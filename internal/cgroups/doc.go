@@ -34,4 +34,8 @@
 // PodParent keeps it there (its new containers join its sandbox) and
 // RemovePod removes that cgroup too, so that pods started before an
 // upgrade run on and are cleaned up like the others.
+//
+// With Options.Registry, each cgroup made, written again or removed is
+// timed as the kubelet's kubelet_cgroup_manager_duration_seconds
+// {operation_type=create|update|destroy}.
 package cgroups

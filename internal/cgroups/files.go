@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // The v1 hierarchies the agent writes limits into. The runtime makes the
@@ -32,6 +33,7 @@ func (m *Manager) dirs(n name) map[string]string {
 // of l is left as the kernel has it). Under v2, the cpu and memory
 // controllers are first enabled for the children of every ancestor.
 func (m *Manager) create(n name, l limits) error {
+	defer m.metrics.since(opCreate, time.Now())
 	if m.v2 {
 		if err := m.enableControllers(n); err != nil {
 			return err
@@ -50,6 +52,7 @@ func (m *Manager) create(n name, l limits) error {
 
 // update gives existing cgroup n the limits l.
 func (m *Manager) update(n name, l limits) error {
+	defer m.metrics.since(opUpdate, time.Now())
 	for h, dir := range m.dirs(n) {
 		if err := m.write(h, dir, l); err != nil {
 			return fmt.Errorf("cgroup %s: %w", n.path(m.opts.Driver), err)

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -30,7 +32,9 @@ type Options struct {
 	FS string
 	// Driver names the cgroups (default cgroupfs).
 	Driver Driver
-	Logger logr.Logger
+	// Registry, when set, gets kubelet_cgroup_manager_duration_seconds.
+	Registry metrics.KubeRegistry
+	Logger   logr.Logger
 }
 
 // Manager keeps the pods' cgroups. It is safe for concurrent use.
@@ -39,6 +43,7 @@ type Manager struct {
 	v2       bool
 	kubepods name
 	log      logr.Logger
+	metrics  *managerMetrics
 
 	mu sync.Mutex
 	// burstable holds the CPU requests (milli-CPU) of the Burstable pods
@@ -56,7 +61,12 @@ func New(opts Options) (*Manager, error) {
 			return nil, ErrNoSystemd
 		}
 	}
-	return newManager(opts), nil
+	m := newManager(opts)
+	var err error
+	if m.metrics, err = newMetrics(opts.Registry); err != nil {
+		return nil, fmt.Errorf("cgroup manager metrics: %w", err)
+	}
+	return m, nil
 }
 
 func newManager(opts Options) *Manager {
@@ -73,7 +83,9 @@ func newManager(opts Options) *Manager {
 		opts.Logger = logr.Discard()
 	}
 	_, err := os.Stat(filepath.Join(opts.FS, "cgroup.controllers"))
+	inert, _ := newMetrics(nil) // without a registry it cannot fail
 	return &Manager{
+		metrics:   inert,
 		opts:      opts,
 		v2:        err == nil,
 		kubepods:  rootName(opts.Root).child(kubepods),
@@ -182,7 +194,9 @@ func (m *Manager) TrackPod(pod *corev1.Pod) error {
 func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
 	var errs []error
 	for _, n := range m.podNames(uid) {
+		start := time.Now()
 		errs = append(errs, removeCgroups(ctx, m.opts.FS, n))
+		m.metrics.since(opDestroy, start)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

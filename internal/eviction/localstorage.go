@@ -39,7 +39,7 @@ func (m *Manager) localStorage(ctx context.Context, p *pass) bool {
 			continue
 		}
 		evicted = true
-		m.metrics.evictions.WithLabelValues(signalLocalStorage).Inc()
+		m.metrics.evicted(signalLocalStorage)
 		m.opts.Logger.Info("Evicted a pod over its local storage limit", "pod", podtypes.PodFullName(pod), "podUID", pod.UID, "message", why)
 	}
 	return evicted

@@ -262,7 +262,7 @@ func (m *Manager) evictOne(ctx context.Context, p *pass, signal string, ob Obser
 		if !m.opts.Evict(pod, msg, grace) {
 			continue
 		}
-		m.metrics.evictions.WithLabelValues(signal).Inc()
+		m.metrics.evicted(signal)
 		m.opts.Logger.Info("Evicted a pod", "pod", podtypes.PodFullName(pod), "podUID", pod.UID, "signal", signal, "gracePeriod", grace, "message", msg)
 		m.waitReclaimed(ctx, pod.UID)
 		return

@@ -37,7 +37,12 @@
 // cluster's is stored, as the kubelet does, and the log says which one
 // is served. Metrics: nodeagent_node_identity_serving_certificate_*
 // (expiration_timestamp_seconds, renewal_failures_total,
-// rotation_seconds), beside the client certificate's.
+// rotation_seconds), beside the client certificate's; and the same under
+// the kubelet's names, which its alerts read:
+// kubelet_certificate_manager_{client,server}_ttl_seconds,
+// kubelet_certificate_manager_client_expiration_renew_errors,
+// kubelet_server_expiration_renew_errors and
+// kubelet_certificate_manager_server_rotation_seconds.
 //
 // Bounds: a kubeconfig, and each CA, certificate, key or token file it
 // names, is read up to 1 MiB, once (a token file is not re-read); each

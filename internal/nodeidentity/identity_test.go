@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -329,4 +330,19 @@ nodeagent_node_identity_certificate_expiration_timestamp_seconds %d
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "nodeagent_node_identity_certificate_expiration_timestamp_seconds"); err != nil {
 		t.Error(err)
 	}
+	// The kubelet's: whole seconds left, a little less than when read.
+	left := time.Until(id.current().Leaf.NotAfter).Seconds()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "kubelet_certificate_manager_client_ttl_seconds" {
+			if ttl := mf.GetMetric()[0].GetGauge().GetValue(); ttl > left || ttl < left-60 || ttl != math.Trunc(ttl) {
+				t.Errorf("kubelet_certificate_manager_client_ttl_seconds = %v, want the whole seconds of %v left", ttl, left)
+			}
+			return
+		}
+	}
+	t.Error("no kubelet_certificate_manager_client_ttl_seconds")
 }

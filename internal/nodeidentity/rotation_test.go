@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -151,21 +152,26 @@ func TestRenewalFailuresAreCounted(t *testing.T) {
 		cancel()
 		<-ran
 	}()
-	const name = "nodeagent_node_identity_certificate_renewal_failures_total"
+	// Under the agent's name and the kubelet's.
+	names := []string{"nodeagent_node_identity_certificate_renewal_failures_total", "kubelet_certificate_manager_client_expiration_renew_errors"}
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		mfs, err := reg.Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
+		counted := 0
 		for _, mf := range mfs {
-			if mf.GetName() == name && mf.GetMetric()[0].GetCounter().GetValue() >= 1 {
-				return
+			if slices.Contains(names, mf.GetName()) && mf.GetMetric()[0].GetCounter().GetValue() >= 1 {
+				counted++
 			}
+		}
+		if counted == len(names) {
+			return
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Errorf("%s never counted a refused renewal", name)
+	t.Errorf("%v never both counted a refused renewal", names)
 }
 
 // A kubeconfig carrying its certificate inline (as kubeadm writes one) is

@@ -21,4 +21,9 @@
 // With Options.ContainerPID, the PLEG also watches the process of every
 // running container (package exitwatch) and relists the moment one exits:
 // an exit is in the cache within milliseconds, not at the next relist.
+//
+// With Options.Registry, it records the kubelet's PLEG metrics under the
+// kubelet's names: kubelet_pleg_relist_duration_seconds, _interval_seconds,
+// kubelet_pleg_last_seen_seconds, kubelet_running_pods and
+// kubelet_running_containers{container_state}.
 package pleg

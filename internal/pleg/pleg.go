@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/exitwatch"
@@ -39,6 +40,9 @@ type Options struct {
 	// the process of every running container (see package exitwatch) and
 	// relists at once when one exits, instead of at the next Interval.
 	ContainerPID func(ctx context.Context, containerID string) (int, error)
+	// Registry, when set, gets the kubelet's PLEG metrics (relist
+	// duration and interval, last seen, running pods and containers).
+	Registry metrics.KubeRegistry
 }
 
 // PLEG relists the runtime and emits pod lifecycle events.
@@ -50,6 +54,7 @@ type PLEG struct {
 	clock         clock.Clock
 	cache         *Cache
 	events        chan PodLifecycleEvent
+	metrics       *plegMetrics
 	// exits is the exit watch, nil without Options.ContainerPID; an exit
 	// it sees wakes the relist loop through relistNow.
 	exits     *exitwatch.Watcher
@@ -91,7 +96,12 @@ func New(opts Options) (*PLEG, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	m, err := newMetrics(opts.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("pleg metrics: %w", err)
+	}
 	p := &PLEG{
+		metrics:       m,
 		runtime:       opts.Runtime,
 		interval:      opts.Interval,
 		healthyWithin: opts.HealthyWithin,
@@ -104,7 +114,6 @@ func New(opts Options) (*PLEG, error) {
 		exited:        map[string]awaitedExit{},
 	}
 	if opts.ContainerPID != nil {
-		var err error
 		p.exits, err = exitwatch.New(exitwatch.Options{
 			PID:    opts.ContainerPID,
 			Exited: p.containerExited,
@@ -315,14 +324,19 @@ func (p *PLEG) Healthy() error {
 // worker woken by an event finds the new status.
 func (p *PLEG) relist(ctx context.Context) {
 	start := p.clock.Now()
+	p.mu.Lock()
+	previous := p.lastRelist
+	p.mu.Unlock()
 	pods, err := p.runtime.GetPods(ctx)
 	if err != nil {
+		p.metrics.relisted(start, p.clock.Now(), previous, false)
 		if ctx.Err() == nil {
 			p.log.Error(err, "relist failed")
 		}
 		return
 	}
 	current := snapshotOf(pods)
+	p.metrics.counted(current)
 	events := diff(p.previous, current)
 	p.previous = current
 	if p.exits != nil {
@@ -360,6 +374,7 @@ func (p *PLEG) relist(ctx context.Context) {
 	p.mu.Lock()
 	p.lastRelist = start
 	p.mu.Unlock()
+	p.metrics.relisted(start, p.clock.Now(), previous, true)
 
 	for _, e := range events {
 		select {

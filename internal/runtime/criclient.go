@@ -45,7 +45,7 @@ func socketPath(endpoint string) (string, error) {
 // dialCRI connects to the endpoint and checks within connectTimeout that a
 // CRI v1 runtime answers there. Errors name the endpoint and match
 // ErrRuntimeUnavailable or ErrNotCRIv1.
-func dialCRI(ctx context.Context, endpoint string, connectTimeout, requestTimeout time.Duration) (*remoteCRI, *runtimeapi.VersionResponse, error) {
+func dialCRI(ctx context.Context, endpoint string, connectTimeout, requestTimeout time.Duration, intercept grpc.UnaryClientInterceptor) (*remoteCRI, *runtimeapi.VersionResponse, error) {
 	path, err := socketPath(endpoint)
 	if err != nil {
 		return nil, nil, err
@@ -63,7 +63,8 @@ func dialCRI(ctx context.Context, endpoint string, connectTimeout, requestTimeou
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize),
 			grpc.ForceCodecV2(criCodec{})),
-		experimental.WithBufferPool(criBufferPool))
+		experimental.WithBufferPool(criBufferPool),
+		grpc.WithUnaryInterceptor(intercept))
 	if err != nil {
 		return nil, nil, fmt.Errorf("CRI endpoint %s: %w: %w", endpoint, ErrRuntimeUnavailable, err)
 	}

@@ -75,6 +75,13 @@
 // The pod's spec.overhead goes with the sandbox's config, as the kubelet
 // sends it, for runtimes that size VMs by it.
 //
+// With Options.Registry, every unary CRI call is counted, timed and its
+// errors counted under the kubelet's names and operation_type values
+// (kubelet_runtime_operations_total, _errors_total, _duration_seconds),
+// through a gRPC interceptor; kubelet_started_pods_total (and _errors_total)
+// and kubelet_started_containers_total{container_type} count the
+// sandboxes and containers SyncPod sets out to start.
+//
 // A Runtime is safe for concurrent use by many pod workers; calls for one
 // pod must not overlap.
 package runtime

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/cgroups"
@@ -123,6 +124,11 @@ type Options struct {
 	// fails such a container with ErrContainerConfig.
 	Allocatable downward.Allocatable
 
+	// Registry, when set, gets the kubelet's runtime metrics: every CRI
+	// call counted and timed by operation, and the sandboxes and
+	// containers started.
+	Registry metrics.KubeRegistry
+
 	Logger logr.Logger
 	Clock  clock.Clock
 }
@@ -181,6 +187,7 @@ type Runtime struct {
 	pulls       *pullQueue
 	version     VersionInfo
 	host        hostSecurity
+	metrics     *runtimeMetrics
 	log         logr.Logger
 	clock       clock.Clock
 }
@@ -193,11 +200,16 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, errors.New("runtime: Options.Endpoint is required")
 	}
 	opts.defaults()
-	c, v, err := dialCRI(ctx, opts.Endpoint, opts.ConnectTimeout, opts.RequestTimeout)
+	m, err := newMetrics(opts.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("runtime metrics: %w", err)
+	}
+	c, v, err := dialCRI(ctx, opts.Endpoint, opts.ConnectTimeout, opts.RequestTimeout, m.intercept)
 	if err != nil {
 		return nil, err
 	}
 	r := newRuntime(opts, c, c)
+	r.metrics = m
 	r.host = detectHostSecurity()
 	r.closer = c.close
 	r.version = VersionInfo{RuntimeName: v.GetRuntimeName(), RuntimeVersion: v.GetRuntimeVersion(), APIVersion: v.GetRuntimeApiVersion()}
@@ -208,9 +220,12 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 }
 
 // newRuntime builds a Runtime over given CRI services; tests pass fakes.
+// Its metrics are unregistered, hence inert, until New sets them.
 func newRuntime(opts Options, rt criRuntime, img criImages) *Runtime {
 	opts.defaults()
+	inert, _ := newMetrics(nil) // without a registry it cannot fail
 	return &Runtime{
+		metrics:     inert,
 		opts:        opts,
 		rt:          rt,
 		img:         img,

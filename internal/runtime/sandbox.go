@@ -121,6 +121,7 @@ func (r *Runtime) runSandbox(ctx context.Context, pod *corev1.Pod, config *runti
 		return "", fmt.Errorf("%w: log directory: %w", ErrCreateSandbox, err)
 	}
 	id, err := r.rt.RunPodSandbox(ctx, config, handler)
+	r.metrics.sandboxRun(err)
 	if err != nil {
 		return "", createError(ErrCreateSandbox, err)
 	}

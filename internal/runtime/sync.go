@@ -235,6 +235,7 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 		if hooks.PullingImage != nil {
 			pulling = func(image string) { hooks.PullingImage(c.Name, image) }
 		}
+		r.metrics.containerStarting(s)
 		id, pulled, err := r.startContainer(ctx, pod, c, restarts, sandboxID, sandbox, ms, env, s.TargetID, pulling)
 		res.add(Action{Kind: ActionStartContainer, Container: c.Name, ID: id, Reason: s.Reason, Err: err, Image: pulled})
 		if err != nil {

@@ -57,7 +57,16 @@ func TestBinaryNodeAPIEndpoints(t *testing.T) {
 		check               func(body string) (bool, string)
 	}{
 		{"/metrics", metricsToken, "metrics", func(body string) (bool, string) {
-			return strings.Contains(body, "\ngo_goroutines ") && !strings.Contains(body, "prober_probe_total"), "the agent's metrics, not the prober's"
+			// The agent's, the kubelet's names among them, and client-go's
+			// (the API clients' requests, the status manager's queue).
+			for _, want := range []string{"\ngo_goroutines ", fmt.Sprintf("\nkubelet_node_name{node=%q} 1\n", h.node),
+				"\nkubelet_pod_start_duration_seconds_count ", "\nkubelet_runtime_operations_total{operation_type=\"run_podsandbox\"} ",
+				"\nrest_client_requests_total{", "\nworkqueue_adds_total{name=\"pod_status\"} "} {
+				if !strings.Contains(body, want) {
+					return false, fmt.Sprintf("the agent's metrics, with %q", want)
+				}
+			}
+			return !strings.Contains(body, "prober_probe_total"), "the agent's metrics, not the prober's"
 		}},
 		{"/metrics/probes", metricsToken, "metrics", func(body string) (bool, string) {
 			series := fmt.Sprintf(`prober_probe_total{container="app",namespace="default",pod=%q,pod_uid=%q,probe_type="Readiness",result="successful"} `, pod.Name, created.UID)

@@ -12,6 +12,9 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/component-base/logs"
 	logsapi "k8s.io/component-base/logs/api/v1"
+	// --logging-format=json: component-base offers the format but leaves
+	// registering it (and linking zap) to the command.
+	_ "k8s.io/component-base/logs/json/register"
 	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
 

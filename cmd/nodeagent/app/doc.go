@@ -19,7 +19,8 @@
 //	               image GC (reclaim), agent.Evict
 //	provider.go  local API (unix socket) <- agent, sources
 //	serving.go   /healthz /readyz /metrics (/debug/pprof) <- readiness,
-//	               the agent's and the prober's metrics registries
+//	               the agent's and the prober's metrics registries,
+//	               client-go's metrics (clientmetrics.go)
 //	startpages.go  gives back the start-up pages once ready
 //
 // Connected mode (--kubeconfig) adds the apiserver. What the pods from the

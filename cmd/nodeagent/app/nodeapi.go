@@ -181,7 +181,7 @@ func (o *Options) newNodeAPI(client kubernetes.Interface, p nodeAPIParts, servin
 		NodeInterfaces: host.Interfaces, PodInterfaces: host.NamespaceInterfaces, RootDir: o.RootDir, VolumeUsage: func(uid types.UID, volume string) (int64, error) {
 			return p.vols.EmptyDirUsage(uid, volume, math.MaxInt64)
 		},
-		Metrics: p.reg, ProbeMetrics: p.probes, Config: o.kubeletConfig(), Profiling: o.EnableProfilingHandler,
+		Metrics: servedMetrics(p.reg), ProbeMetrics: p.probes, Config: o.kubeletConfig(), Profiling: o.EnableProfilingHandler,
 		SystemLogDir: logDir,
 		Logger:       log,
 	})

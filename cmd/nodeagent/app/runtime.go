@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/go-logr/logr"
+	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/host"
@@ -19,8 +20,8 @@ import (
 
 // newCgroups sets up the pods' cgroups by QoS class, before any pod
 // starts.
-func (o *Options) newCgroups(log logr.Logger) (*cgroups.Manager, error) {
-	cg, err := cgroups.New(cgroups.Options{Root: o.CgroupRoot, Driver: cgroups.Driver(o.CgroupDriver), Logger: log})
+func (o *Options) newCgroups(reg metrics.KubeRegistry, log logr.Logger) (*cgroups.Manager, error) {
+	cg, err := cgroups.New(cgroups.Options{Root: o.CgroupRoot, Driver: cgroups.Driver(o.CgroupDriver), Registry: reg, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("--cgroup-driver=%s: %w", o.CgroupDriver, err)
 	}
@@ -33,7 +34,7 @@ func (o *Options) newCgroups(log logr.Logger) (*cgroups.Manager, error) {
 // newRuntime connects to the container runtime: nothing runs without it,
 // so it is checked first. The machine's memory sets the OOM score
 // adjustment of Burstable containers.
-func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiObjects, machine node.Machine, log logr.Logger) (*runtime.Runtime, error) {
+func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiObjects, machine node.Machine, reg metrics.KubeRegistry, log logr.Logger) (*runtime.Runtime, error) {
 	records, err := o.pullRecords()
 	if err != nil {
 		return nil, err
@@ -49,6 +50,7 @@ func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiO
 		PodsDir:        filepath.Join(o.RootDir, "pods"),
 		Cgroups:        cg,
 		MemoryCapacity: machine.MemoryBytes,
+		Registry:       reg,
 		// Always pulls at each start unless the node runs offline-first.
 		ImagePullAlwaysIfAbsent: o.ImagePullAlwaysIfAbsent,
 		MaxParallelImagePulls:   o.ImagePulls.parallelPulls(),

@@ -62,15 +62,15 @@ func newServing(addr string, reg metrics.Gatherer, ready func() error, checks []
 	}, nil
 }
 
-// localMetrics is what /metrics serves here: the agent's registry and the
-// prober's, whose process_start_time_seconds (there for the node API's
-// /metrics/probes, as the kubelet's) is the process collector's too, and
-// must be gathered once.
+// localMetrics is what /metrics serves here: the node API's (servedMetrics)
+// and the prober's, whose process_start_time_seconds (there for the node
+// API's /metrics/probes, as the kubelet's) is the process collector's too,
+// and must be gathered once.
 func localMetrics(reg, probes metrics.KubeRegistry) metrics.Gatherer {
-	return prometheus.Gatherers{reg, prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+	return append(servedMetrics(reg), prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		mfs, err := probes.Gather()
 		return slices.DeleteFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == "process_start_time_seconds" }), err
-	})}
+	}))
 }
 
 // Run serves until ctx ends.

@@ -33,11 +33,11 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	cg, err := o.newCgroups(log)
+	cg, err := o.newCgroups(reg, log)
 	if err != nil {
 		return err
 	}
-	rt, err := o.newRuntime(ctx, cg, from, machine, log)
+	rt, err := o.newRuntime(ctx, cg, from, machine, reg, log)
 	if err != nil {
 		return err
 	}
