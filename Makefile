@@ -1,5 +1,5 @@
 # The entry points; each target is a script under hack/ that can be run alone.
-.PHONY: all verify test test-unit test-fuzz test-integration bench build install run conformance
+.PHONY: all verify test test-unit test-fuzz test-integration test-modules bench build install run conformance
 
 all: test
 
@@ -16,10 +16,16 @@ test-fuzz:
 test-integration:
 	hack/test-integration.sh
 
-# What CI runs: static checks, unit tests, a bounded fuzzing run, then the
+# The staging modules as a project outside the repository gets them: from
+# a module proxy, at staging/VERSION, with GOWORK=off.
+test-modules:
+	hack/test-modules.sh
+
+# What CI runs: static checks, unit tests, a bounded fuzzing run, the
 # integration tests against real containerd, etcd and kube-apiserver,
-# which it starts itself.
-test: verify test-unit test-fuzz test-integration
+# which it starts itself, then the module test (last: it reuses the
+# compilation of the binaries the integration tests built).
+test: verify test-unit test-fuzz test-integration test-modules
 
 bench:
 	hack/bench.sh

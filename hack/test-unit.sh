@@ -23,11 +23,6 @@ for mod in $(go_modules "$root"); do
   fi
 done
 
-# The staging modules as a project outside the repository gets them: from a
-# module proxy, at staging/VERSION, with GOWORK=off.
-log "unit: the staging modules from a module proxy (hack/test-modules.sh)"
-hack/test-modules.sh
-
 log "unit: make install (hack/install_test.sh)"
 hack/install_test.sh
 
