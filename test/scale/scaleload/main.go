@@ -20,6 +20,7 @@ type options struct {
 	nodes       int
 	podsPerNode int
 	image       string
+	settle      time.Duration
 	steady      time.Duration
 	timeout     time.Duration
 	auditLog    string
@@ -35,6 +36,7 @@ func main() {
 	flag.IntVar(&o.nodes, "nodes", 0, "the hollow nodes in the cluster (required); the Deployment has --pods-per-node times as many replicas")
 	flag.IntVar(&o.podsPerNode, "pods-per-node", 30, "pods per node")
 	flag.StringVar(&o.image, "image", "registry.k8s.io/pause:3.10", "image of the pods' one container (a hollow node's runtime pulls anything at once)")
+	flag.DurationVar(&o.settle, "settle", 30*time.Second, "wait before the quiet period, for what the nodes do once after they join (their first Lease, status and image list) to pass")
 	flag.DurationVar(&o.steady, "steady", time.Minute, "length of the quiet period measured before the pods are created")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "bound on waiting for the pods to run, and again for them to go")
 	flag.StringVar(&o.auditLog, "audit-log", "", "the apiserver's audit log, JSON lines at Metadata level (required)")
@@ -71,8 +73,8 @@ func (o *options) validate() error {
 	if o.etcdURL == "" {
 		errs = append(errs, errors.New("--etcd-url is required"))
 	}
-	if o.steady <= 0 || o.timeout <= 0 || o.qps <= 0 {
-		errs = append(errs, errors.New("--steady, --timeout and --qps must be positive"))
+	if o.steady <= 0 || o.timeout <= 0 || o.qps <= 0 || o.settle < 0 {
+		errs = append(errs, errors.New("--steady, --timeout and --qps must be positive, --settle not negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -98,15 +100,16 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 
-	fmt.Fprintf(os.Stderr, "scaleload: steady state for %s\n", o.steady)
+	fmt.Fprintf(os.Stderr, "scaleload: settling for %s, then steady state for %s\n", o.settle, o.steady)
+	if err := sleep(ctx, o.settle); err != nil {
+		return err
+	}
 	s0, err := m.snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(o.steady):
+	if err := sleep(ctx, o.steady); err != nil {
+		return err
 	}
 	s1, err := m.snapshot(ctx)
 	if err != nil {
@@ -141,4 +144,15 @@ func run(ctx context.Context, o *options) error {
 		}
 	}
 	return writeReport(os.Stdout, o.nodes, m.procs, phases, l.startups.latencies())
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
