@@ -5,9 +5,10 @@
 # under /var/lib/nodeagent-scale/$NODE), then SCALE_NODES hollow nodes of one
 # kind, each with its own identity (a client certificate for
 # system:node:<name>, signed here by the cluster CA), then runs
-# test/scale/scaleload: a quiet period, a Deployment of SCALE_PODS_PER_NODE
-# pods per node spread by the scheduler, until all are Running, then its
-# deletion, until all are gone; it prints what the control plane served in
+# test/scale/scaleload: a quiet period (idle), a Deployment of
+# SCALE_PODS_PER_NODE pods per node spread by the scheduler until all are
+# Running (start-up), a quiet period with them (running), then its deletion
+# until all are gone (deletion); it prints what the control plane served in
 # each phase (requests by client, verb and resource from the audit log,
 # watches, etcd writes, CPU and RSS of each process, pod start-up latency).
 #
@@ -20,7 +21,7 @@
 #                            the same fake runtime, in its own process)
 #   SCALE_NODES              nodes (default 10, at most 1000)
 #   SCALE_PODS_PER_NODE      pods per node (default 30)
-#   SCALE_STEADY             the quiet period measured first (default 60s)
+#   SCALE_STEADY             each quiet period (default 60s)
 #   SCALE_OUT                results (default /var/lib/nodeagent-scale/results);
 #                            a run writes $SCALE_OUT/$NODE-$SCALE_NODES/report.md
 #   SCALE_KEEP=1             leave the cluster running afterwards
@@ -110,12 +111,20 @@ stop_nodes() {
   fi
   while read -r pid; do pids+=("$pid"); done < <(pgrep -f -- "$NODES_DIR/" || true)
   ((${#pids[@]})) || return 0
+  # kubemark serves its fake runtime on /tmp/kubelet_remote_<random>.sock
+  # (it ignores TMPDIR there) and leaves it behind: found by the listener.
+  local sockets=()
+  for pid in "${pids[@]}"; do
+    while read -r s; do sockets+=("$s"); done < <(ss -xlpn 2>/dev/null | grep -F "pid=$pid," |
+      grep -o '/tmp/kubelet_remote_[0-9]*\.sock' || true)
+  done
   kill -TERM "${pids[@]}" 2>/dev/null || true
   for _ in $(seq 50); do
     kill -0 "${pids[@]}" 2>/dev/null || break
     sleep 0.2
   done
   kill -KILL "${pids[@]}" 2>/dev/null || true
+  ((${#sockets[@]} == 0)) || rm -f "${sockets[@]}"
 }
 
 cleanup() {

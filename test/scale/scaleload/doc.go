@@ -1,8 +1,9 @@
 // Command scaleload is the load and the measurement of hack/scale.sh: on a
-// cluster whose hollow nodes are up, it watches a quiet period (steady
-// state), then creates a Deployment of --pods-per-node pods for each node,
-// waits until every pod is Running, deletes it and waits until every pod is
-// gone (churn). For each phase it prints what the control plane served:
+// cluster whose hollow nodes are up, it watches a quiet period (idle),
+// then creates a Deployment of --pods-per-node pods for each node and waits
+// until every pod is Running (start-up), watches another quiet period with
+// them running (running), then deletes it and waits until every pod is gone
+// (deletion). For each phase it prints what the control plane served:
 //
 //   - requests, by client (the nodes together, and every other user) and by
 //     verb and resource, from the apiserver's audit log (--audit-log), per
@@ -15,5 +16,7 @@
 //   - CPU (cores, averaged over the phase) and RSS of every process named by
 //     --pid, and of the nodes' processes together (mean and max);
 //   - pod start-up latency, from the moment the watch sees a pod to the
-//     moment it sees it Running, p50, p99 and max.
+//     moment it sees it Running, p50, p99 and max, and its two parts: until
+//     the watch sees it bound to a node (the scheduler's), and from then on
+//     (the node's).
 package main

@@ -9,18 +9,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// startups records, for each pod the watch sees, when it was first seen
-// and when it was first seen Running. Its methods are safe for concurrent use.
+// startups records, for each pod the watch sees, when it was first seen,
+// first seen bound to a node, and first seen Running. Its methods are safe
+// for concurrent use.
 type startups struct {
-	mu      sync.Mutex
-	now     func() time.Time
-	seen    map[string]time.Time
-	running map[string]time.Duration
-	gone    map[string]bool
+	mu        sync.Mutex
+	now       func() time.Time
+	seen      map[string]time.Time
+	scheduled map[string]time.Time
+	running   map[string]time.Time
+	gone      map[string]bool
 }
 
 func newStartups(now func() time.Time) *startups {
-	return &startups{now: now, seen: map[string]time.Time{}, running: map[string]time.Duration{}, gone: map[string]bool{}}
+	return &startups{
+		now: now, seen: map[string]time.Time{}, scheduled: map[string]time.Time{},
+		running: map[string]time.Time{}, gone: map[string]bool{},
+	}
 }
 
 // observe takes a pod as the watch delivers it (added or updated).
@@ -28,13 +33,14 @@ func (s *startups) observe(pod *corev1.Pod) {
 	t := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	first, ok := s.seen[pod.Name]
-	if !ok {
-		first = t
+	if _, ok := s.seen[pod.Name]; !ok {
 		s.seen[pod.Name] = t
 	}
-	if _, done := s.running[pod.Name]; !done && pod.Status.Phase == corev1.PodRunning {
-		s.running[pod.Name] = t.Sub(first)
+	if _, ok := s.scheduled[pod.Name]; !ok && pod.Spec.NodeName != "" {
+		s.scheduled[pod.Name] = t
+	}
+	if _, ok := s.running[pod.Name]; !ok && pod.Status.Phase == corev1.PodRunning {
+		s.running[pod.Name] = t
 	}
 }
 
@@ -52,13 +58,29 @@ func (s *startups) counts() (seen, running, present int) {
 	return len(s.seen), len(s.running), len(s.seen) - len(s.gone)
 }
 
-// latencies are the start-up times of the pods seen Running, sorted.
-func (s *startups) latencies() []time.Duration {
+// stage is a part of a pod's start-up.
+type stage int
+
+const (
+	startUp    stage = iota // seen, to seen Running
+	scheduling              // seen, to seen bound to a node
+	onTheNode               // seen bound, to seen Running
+)
+
+// latencies are the times the pods seen Running took for the stage, sorted.
+func (s *startups) latencies(st stage) []time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]time.Duration, 0, len(s.running))
-	for _, d := range s.running {
-		out = append(out, d)
+	for name, running := range s.running {
+		from, to := s.seen[name], running
+		switch st {
+		case scheduling:
+			to = s.scheduled[name]
+		case onTheNode:
+			from = s.scheduled[name]
+		}
+		out = append(out, to.Sub(from))
 	}
 	slices.Sort(out)
 	return out

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -38,22 +39,31 @@ func TestPercentileIsNearestRank(t *testing.T) {
 func TestStartupsTimeFromFirstSightToRunning(t *testing.T) {
 	now := time.Unix(1000, 0)
 	s := newStartups(func() time.Time { return now })
-	pod := func(name string, phase corev1.PodPhase) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Phase: phase}}
+	pod := func(name, node string, phase corev1.PodPhase) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: phase}}
 	}
-	s.observe(pod("a", corev1.PodPending))
-	now = now.Add(300 * time.Millisecond)
-	s.observe(pod("b", corev1.PodPending))
+	s.observe(pod("a", "", corev1.PodPending))
+	now = now.Add(100 * time.Millisecond)
+	s.observe(pod("a", "n", corev1.PodPending)) // a bound 100 ms after seen
 	now = now.Add(200 * time.Millisecond)
-	s.observe(pod("a", corev1.PodRunning)) // 500 ms after a was seen
+	s.observe(pod("b", "n", corev1.PodPending)) // b seen bound
+	now = now.Add(200 * time.Millisecond)
+	s.observe(pod("a", "n", corev1.PodRunning)) // 500 ms after a was seen
 	now = now.Add(time.Second)
-	s.observe(pod("a", corev1.PodRunning)) // a later update changes nothing
-	s.observe(pod("b", corev1.PodRunning)) // 1.2 s after b was seen
+	s.observe(pod("a", "n", corev1.PodRunning)) // a later update changes nothing
+	s.observe(pod("b", "n", corev1.PodRunning)) // 1.2 s after b was seen
 
-	got := s.latencies()
-	want := []time.Duration{500 * time.Millisecond, 1200 * time.Millisecond}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
-		t.Fatalf("latencies = %v, want %v", got, want)
+	for _, c := range []struct {
+		stage stage
+		want  []time.Duration
+	}{
+		{startUp, []time.Duration{500 * time.Millisecond, 1200 * time.Millisecond}},
+		{scheduling, []time.Duration{0, 100 * time.Millisecond}},
+		{onTheNode, []time.Duration{400 * time.Millisecond, 1200 * time.Millisecond}},
+	} {
+		if got := s.latencies(c.stage); !slices.Equal(got, c.want) {
+			t.Errorf("latencies(%d) = %v, want %v", c.stage, got, c.want)
+		}
 	}
 	s.forget("a")
 	if seen, running, present := s.counts(); seen != 2 || running != 2 || present != 1 {

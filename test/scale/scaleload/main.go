@@ -37,7 +37,7 @@ func main() {
 	flag.IntVar(&o.podsPerNode, "pods-per-node", 30, "pods per node")
 	flag.StringVar(&o.image, "image", "registry.k8s.io/pause:3.10", "image of the pods' one container (a hollow node's runtime pulls anything at once)")
 	flag.DurationVar(&o.settle, "settle", 30*time.Second, "wait before the quiet period, for what the nodes do once after they join (their first Lease, status and image list) to pass")
-	flag.DurationVar(&o.steady, "steady", time.Minute, "length of the quiet period measured before the pods are created")
+	flag.DurationVar(&o.steady, "steady", time.Minute, "length of each quiet period measured: before the pods are created (idle), and once they all run (running)")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "bound on waiting for the pods to run, and again for them to go")
 	flag.StringVar(&o.auditLog, "audit-log", "", "the apiserver's audit log, JSON lines at Metadata level (required)")
 	flag.StringVar(&o.etcdURL, "etcd-url", "", "etcd's metrics URL, e.g. http://127.0.0.1:2379/metrics (required)")
@@ -128,22 +128,33 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "scaleload: deleting them\n")
-	if err := l.remove(ctx); err != nil {
+	fmt.Fprintf(os.Stderr, "scaleload: all Running; steady state for %s\n", o.steady)
+	if err := sleep(ctx, o.steady); err != nil {
 		return err
 	}
 	s3, err := m.snapshot(ctx)
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(os.Stderr, "scaleload: deleting them\n")
+	if err := l.remove(ctx); err != nil {
+		return err
+	}
+	s4, err := m.snapshot(ctx)
+	if err != nil {
+		return err
+	}
 
-	phases := []phase{{Name: "steady", From: s0, To: s1}, {Name: "start-up", From: s1, To: s2}, {Name: "deletion", From: s2, To: s3}}
+	phases := []phase{
+		{Name: "idle", From: s0, To: s1}, {Name: "start-up", From: s1, To: s2},
+		{Name: "running", From: s2, To: s3}, {Name: "deletion", From: s3, To: s4},
+	}
 	for i := range phases {
 		if phases[i].Requests, err = countRequests(o.auditLog, phases[i].From.At, phases[i].To.At); err != nil {
 			return err
 		}
 	}
-	return writeReport(os.Stdout, o.nodes, m.procs, phases, l.startups.latencies())
+	return writeReport(os.Stdout, o.nodes, m.procs, phases, l.startups)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -11,7 +11,7 @@ import (
 
 // writeReport prints the phases side by side and their requests, as
 // Markdown tables.
-func writeReport(w io.Writer, nodes int, procs []proc, phases []phase, latencies []time.Duration) error {
+func writeReport(w io.Writer, nodes int, procs []proc, phases []phase, st *startups) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %d nodes\n\n", nodes)
 	header := []string{"", "unit"}
@@ -77,8 +77,20 @@ func writeReport(w io.Writer, nodes int, procs []proc, phases []phase, latencies
 	}
 	table(&b, rows)
 
-	fmt.Fprintf(&b, "\npod start-up (seen by a watch, to seen Running), %d pods: p50 %s, p99 %s, max %s\n",
-		len(latencies), ms(percentile(latencies, 50)), ms(percentile(latencies, 99)), ms(percentile(latencies, 100)))
+	b.WriteString("\n")
+	rows = [][]string{{"pod start-up, as a watch sees it", "pods", "p50", "p99", "max"}}
+	for _, s := range []struct {
+		name  string
+		stage stage
+	}{
+		{"created to Running", startUp},
+		{"created to bound to a node (the scheduler)", scheduling},
+		{"bound to Running (the node)", onTheNode},
+	} {
+		l := st.latencies(s.stage)
+		rows = append(rows, []string{s.name, fmt.Sprint(len(l)), ms(percentile(l, 50)), ms(percentile(l, 99)), ms(percentile(l, 100))})
+	}
+	table(&b, rows)
 	for i := range phases {
 		p := &phases[i]
 		fmt.Fprintf(&b, "\n#### %s: requests from the nodes, per node per second\n\n", p.Name)
