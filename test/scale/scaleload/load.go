@@ -87,7 +87,7 @@ func (l *load) create(ctx context.Context) error {
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: deploymentName},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(int32(want)), // #nosec G115 -- bounded by --nodes times 110
+			Replicas: ptr.To(int32(want)), // #nosec G115 -- at most 5000 nodes times 110 pods
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},

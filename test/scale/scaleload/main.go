@@ -14,6 +14,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
+// maxNodes is the most nodes a run takes: Kubernetes' largest supported
+// cluster.
+const maxNodes = 5000
+
 type options struct {
 	kubeconfig  string
 	namespace   string
@@ -61,8 +65,8 @@ func (o *options) validate() error {
 	if o.kubeconfig == "" {
 		errs = append(errs, errors.New("--kubeconfig is required"))
 	}
-	if o.nodes <= 0 {
-		errs = append(errs, fmt.Errorf("--nodes %d must be positive", o.nodes))
+	if o.nodes <= 0 || o.nodes > maxNodes {
+		errs = append(errs, fmt.Errorf("--nodes %d must be in 1..%d", o.nodes, maxNodes))
 	}
 	if o.podsPerNode <= 0 || o.podsPerNode > 110 {
 		errs = append(errs, fmt.Errorf("--pods-per-node %d must be in 1..110 (a node's default pod capacity)", o.podsPerNode))
