@@ -111,20 +111,12 @@ stop_nodes() {
   fi
   while read -r pid; do pids+=("$pid"); done < <(pgrep -f -- "$NODES_DIR/" || true)
   ((${#pids[@]})) || return 0
-  # kubemark serves its fake runtime on /tmp/kubelet_remote_<random>.sock
-  # (it ignores TMPDIR there) and leaves it behind: found by the listener.
-  local sockets=()
-  for pid in "${pids[@]}"; do
-    while read -r s; do sockets+=("$s"); done < <(ss -xlpn 2>/dev/null | grep -F "pid=$pid," |
-      grep -o '/tmp/kubelet_remote_[0-9]*\.sock' || true)
-  done
   kill -TERM "${pids[@]}" 2>/dev/null || true
   for _ in $(seq 50); do
     kill -0 "${pids[@]}" 2>/dev/null || break
     sleep 0.2
   done
   kill -KILL "${pids[@]}" 2>/dev/null || true
-  ((${#sockets[@]} == 0)) || rm -f "${sockets[@]}"
 }
 
 cleanup() {
@@ -211,7 +203,14 @@ start_kubelet() {
   local i=$1 dir=$2 port=$3 name
   name=$(node_name "$i")
   mkdir -p "$dir/tmp"
-  TMPDIR=$dir/tmp setsid "$KUBEMARK_BIN" --morph=kubelet --name="$name" --kubeconfig="$dir/kubeconfig" \
+  # kubemark serves its fake runtime on /tmp/kubelet_remote_<random>.sock
+  # (TMPDIR does not move it) and leaves it there when stopped: each runs
+  # in a mount namespace of its own with a /tmp of its own, which goes
+  # with it. unshare and sh exec, so the PID is kubemark's.
+  # shellcheck disable=SC2016 # $0 and $@ belong to the inner shell
+  TMPDIR=$dir/tmp setsid unshare --mount --propagation private \
+    sh -c 'mount -t tmpfs -o size=1m,mode=1777 tmpfs /tmp && exec "$0" "$@"' \
+    "$KUBEMARK_BIN" --morph=kubelet --name="$name" --kubeconfig="$dir/kubeconfig" \
     --kubelet-port="$port" --kubelet-read-only-port=0 --use-host-image-service=false \
     </dev/null >"$dir/node.log" 2>&1 &
   echo "node $name $!" >>"$BASE/pids"
