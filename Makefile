@@ -1,5 +1,5 @@
 # The entry points; each target is a script under hack/ that can be run alone.
-.PHONY: all verify test test-unit test-fuzz test-integration test-modules bench build install run conformance
+.PHONY: all verify test test-unit test-fuzz test-integration test-modules bench build install run conformance scale
 
 all: test
 
@@ -56,3 +56,10 @@ run:
 # e2e suite first: about 22 minutes more on two shared cores).
 conformance:
 	hack/conformance.sh
+
+# SCALE_NODES (default 10) hollow nodes of one kind, NODE=nodeagent (the
+# real binary on a fake CRI runtime) or NODE=kubelet (kubemark), on a
+# private control plane, 30 pods each created and deleted; prints what the
+# control plane served (needs root; hack/scale.sh says what it measures).
+scale:
+	hack/scale.sh

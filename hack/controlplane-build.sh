@@ -4,7 +4,8 @@
 # outside the repository ($NODEAGENT_CACHE/bin/<name>-<version>):
 #   hack/controlplane-build.sh [NAME...]
 # NAME is one of kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubelet, kubectl, etcd (the binaries of k8s.io/kubernetes/cmd and etcd), e2e.test
+# kubelet, kubectl, kubemark, etcd (the binaries of k8s.io/kubernetes/cmd and
+# etcd; kubemark is the hollow node hack/scale.sh runs), e2e.test
 # (the upstream e2e suite, compiled with go test -c), agnhost and nonewprivs
 # (programs of the e2e suite's test images) and ginkgo (the CLI that runs the suite in
 # parallel) and metrics-server (sigs.k8s.io/metrics-server, at
@@ -176,6 +177,7 @@ kubernetes_bin() {
     kube-scheduler) echo "$KUBE_SCHEDULER_BIN" ;;
     kubelet) echo "$KUBELET_BIN" ;;
     kubectl) echo "$KUBECTL_BIN" ;;
+    kubemark) echo "$KUBEMARK_BIN" ;;
     e2e.test) echo "$E2E_TEST_BIN" ;;
     agnhost) echo "$AGNHOST_BIN" ;;
     nonewprivs) echo "$NONEWPRIVS_BIN" ;;

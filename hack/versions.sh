@@ -24,6 +24,9 @@ KUBE_APISERVER_BIN="$NODEAGENT_CACHE/bin/kube-apiserver-$KUBERNETES_VERSION"
 KUBE_CONTROLLER_MANAGER_BIN="$NODEAGENT_CACHE/bin/kube-controller-manager-$KUBERNETES_VERSION"
 KUBE_SCHEDULER_BIN="$NODEAGENT_CACHE/bin/kube-scheduler-$KUBERNETES_VERSION"
 KUBELET_BIN="$NODEAGENT_CACHE/bin/kubelet-$KUBERNETES_VERSION"
+# kubemark, the upstream hollow node (--morph=kubelet: the kubelet's code
+# on a fake runtime), for hack/scale.sh.
+KUBEMARK_BIN="$NODEAGENT_CACHE/bin/kubemark-$KUBERNETES_VERSION"
 # kubectl, the client the node API tests drive as an operator would.
 KUBECTL_BIN="$NODEAGENT_CACHE/bin/kubectl-$KUBERNETES_VERSION"
 ETCD_BIN="$NODEAGENT_CACHE/bin/etcd-$ETCD_VERSION"
