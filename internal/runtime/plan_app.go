@@ -21,7 +21,9 @@ func planApp(p *plan, pod *corev1.Pod, status *PodStatus) {
 			p.Kill = append(p.Kill, killStep{ID: st.ID, Name: c.Name, Reason: "spec changed", PreStop: true})
 			p.Start = append(p.Start, startStep{Index: i, Name: c.Name, Reason: "spec changed", Previous: st})
 		case st != nil && st.State == ContainerStateRunning:
-			keep++
+			if !p.planResize(c, i, st) {
+				keep++
+			}
 		case shouldRestart(pod, c, st):
 			p.killIfUnknown(st)
 			p.Start = append(p.Start, startStep{Index: i, Name: c.Name, Reason: restartReason(st), Previous: st})
