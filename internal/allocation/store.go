@@ -32,7 +32,8 @@ type podRecord struct {
 	Resized map[string]corev1.ResourceRequirements `json:"resized,omitempty"`
 }
 
-// Store holds the allocations. Its zero value is not usable: see Open.
+// Store holds the allocations. Its zero value is not usable: see Open. A
+// nil *Store remembers nothing: every pod runs as its spec asks.
 type Store struct {
 	path string
 
@@ -74,6 +75,9 @@ func Open(path string) (*Store, error) {
 
 // Known reports whether the pod has an allocation.
 func (s *Store) Known(uid types.UID) bool {
+	if s == nil {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.pods[uid]
@@ -82,6 +86,9 @@ func (s *Store) Known(uid types.UID) bool {
 
 // Allocate records the pod's containers' cpu and memory as allocated.
 func (s *Store) Allocate(pod *corev1.Pod) error {
+	if s == nil {
+		return nil
+	}
 	alloc := map[string]corev1.ResourceRequirements{}
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
@@ -102,6 +109,9 @@ func (s *Store) Allocate(pod *corev1.Pod) error {
 // Changed names the app and the init containers whose spec asks other cpu
 // or memory than they were allocated; none for a pod with no allocation.
 func (s *Store) Changed(pod *corev1.Pod) (app, init []string) {
+	if s == nil {
+		return nil, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := s.pods[pod.UID]
@@ -146,6 +156,9 @@ func (s *Store) Apply(pod *corev1.Pod) *corev1.Pod {
 
 // SetPending records why the pod's resize waits; the zero Pending clears it.
 func (s *Store) SetPending(uid types.UID, p Pending) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p == (Pending{}) {
@@ -157,6 +170,9 @@ func (s *Store) SetPending(uid types.UID, p Pending) {
 
 // Pending says why the pod's resize waits; the zero value if none does.
 func (s *Store) Pending(uid types.UID) Pending {
+	if s == nil {
+		return Pending{}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pending[uid]
@@ -164,6 +180,9 @@ func (s *Store) Pending(uid types.UID) Pending {
 
 // Resized returns what an in-place resize gave the container.
 func (s *Store) Resized(uid types.UID, containerID string) (corev1.ResourceRequirements, bool) {
+	if s == nil {
+		return corev1.ResourceRequirements{}, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rec := s.pods[uid]; rec != nil {
@@ -175,6 +194,9 @@ func (s *Store) Resized(uid types.UID, containerID string) (corev1.ResourceRequi
 
 // SetResized records what an in-place resize gave the container.
 func (s *Store) SetResized(uid types.UID, containerID string, r corev1.ResourceRequirements) error {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := s.pods[uid]
@@ -191,6 +213,9 @@ func (s *Store) SetResized(uid types.UID, containerID string, r corev1.ResourceR
 
 // Remove forgets the pod.
 func (s *Store) Remove(uid types.UID) error {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.pending, uid)

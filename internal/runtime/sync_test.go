@@ -100,6 +100,7 @@ func TestSyncPodConfigs(t *testing.T) {
 			AnnotationContainerHash:            HashContainer(&pod.Spec.Containers[0]),
 			AnnotationRestartCount:             "0",
 			AnnotationTerminationGracePeriod:   "5",
+			AnnotationContainerResources:       "{}",
 			AnnotationTerminationMessagePath:   "/dev/termination-log",
 			AnnotationTerminationMessagePolicy: "",
 			AnnotationContainerPorts:           `[{"hostPort":8080,"containerPort":80,"protocol":"TCP"}]`,
