@@ -33,6 +33,20 @@ func HashContainer(c *corev1.Container) string {
 	return strconv.FormatUint(h.Sum64(), 16)
 }
 
+// specChanged reports whether the running instance st was made from
+// another spec than c. A container made by an agent before in-place
+// resizes has the hash of its whole spec, resources included: that one
+// matches too, so that an upgrade adopts what runs.
+func specChanged(c *corev1.Container, st *ContainerStatus) bool {
+	if st.Hash == HashContainer(c) {
+		return false
+	}
+	raw, _ := json.Marshal(c) // as HashContainer
+	h := fnv.New64a()
+	_, _ = h.Write(raw)
+	return st.Hash != strconv.FormatUint(h.Sum64(), 16)
+}
+
 // withoutResizable is l without cpu and memory; nil when nothing is left.
 func withoutResizable(l corev1.ResourceList) corev1.ResourceList {
 	var out corev1.ResourceList
