@@ -38,13 +38,16 @@ func HashContainer(c *corev1.Container) string {
 // resizes has the hash of its whole spec, resources included: that one
 // matches too, so that an upgrade adopts what runs.
 func specChanged(c *corev1.Container, st *ContainerStatus) bool {
-	if st.Hash == HashContainer(c) {
-		return false
-	}
-	raw, _ := json.Marshal(c) // as HashContainer
+	return st.Hash != HashContainer(c) && st.Hash != wholeSpecHash(c)
+}
+
+// wholeSpecHash is the hash of every field of c, as agents before
+// in-place resizes hashed containers.
+func wholeSpecHash(c *corev1.Container) string {
+	raw, _ := json.Marshal(c) // a corev1.Container has nothing that fails to marshal
 	h := fnv.New64a()
 	_, _ = h.Write(raw)
-	return st.Hash != strconv.FormatUint(h.Sum64(), 16)
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // withoutResizable is l without cpu and memory; nil when nothing is left.
