@@ -107,7 +107,7 @@ func TestSyncPodConfigs(t *testing.T) {
 		},
 		LogPath: "app/0.log",
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       &runtimeapi.LinuxContainerResources{OomScoreAdj: 1000}, // BestEffort
+			Resources:       &runtimeapi.LinuxContainerResources{CpuShares: 2, OomScoreAdj: 1000}, // BestEffort
 			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: ns, Seccomp: unconfined},
 		},
 	}
