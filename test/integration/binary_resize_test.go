@@ -22,7 +22,9 @@ import (
 // Infeasible.
 func TestBinaryInPlaceResize(t *testing.T) {
 	root, _ := cgroupRoot(t)
-	h := newConnectedAgent(t, "--cgroup-root", root)
+	// Its node API on a port of its own: nothing here calls it, and
+	// another run on the machine may hold :10250.
+	h := newConnectedAgent(t, "--cgroup-root", root, "--address", "127.0.0.1", "--port", freePortOn(t, "127.0.0.1"))
 	waitNode(t, "Ready", 30*time.Second, isReady)
 	ctx := context.Background()
 	pods := env.AdminClient.CoreV1().Pods(metav1.NamespaceDefault)
