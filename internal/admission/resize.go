@@ -19,14 +19,15 @@ const (
 // before with the resources they were allocated. The zero Result: it
 // does, now. Reason Infeasible: it never will, because the pod alone asks
 // more than the node's allocatable (the apiserver's PodResizeValidator
-// refuses most such resizes first) or resizes an init container, which
-// nodeagent resizes in no way (initChanged names them). Reason Deferred:
+// refuses most such resizes first) or resizes an init container or its
+// pod-level resources, which nodeagent resizes in no way (initChanged
+// names them). Reason Deferred:
 // not while the others hold what they do; the resize is tried again as
 // they go. The pod runs on with what it was allocated meanwhile.
 func AdmitResize(want *corev1.Pod, node *corev1.Node, others []*corev1.Pod, initChanged []string) Result {
 	if len(initChanged) > 0 {
 		return Result{Reason: ReasonResizeInfeasible, Message: fmt.Sprintf(
-			"nodeagent does not resize init containers (sidecars included) in place: %s", strings.Join(initChanged, ", "))}
+			"nodeagent resizes only app containers in place, not init containers (sidecars included) nor pod-level resources: %s", strings.Join(initChanged, ", "))}
 	}
 	var alloc amounts
 	alloc.add(node.Status.Allocatable)

@@ -27,7 +27,7 @@ func TestAdmitResize(t *testing.T) {
 		{name: "more memory than the node: Infeasible", pod: []string{"1", "2Gi"}, others: []string{"500m", "256Mi"},
 			want: Result{Reason: "Infeasible", Message: "Node didn't have enough capacity: memory, requested: 2147483648, capacity: 1073741824"}},
 		{name: "an init container resized: Infeasible", pod: []string{"100m", "64Mi"}, initChanged: []string{"proxy"},
-			want: Result{Reason: "Infeasible", Message: "nodeagent does not resize init containers (sidecars included) in place: proxy"}},
+			want: Result{Reason: "Infeasible", Message: "nodeagent resizes only app containers in place, not init containers (sidecars included) nor pod-level resources: proxy"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := apiPod("p", list("cpu", tc.pod[0], "memory", tc.pod[1]))

@@ -90,6 +90,9 @@ func (s *Store) Allocate(pod *corev1.Pod) error {
 		return nil
 	}
 	alloc := map[string]corev1.ResourceRequirements{}
+	if r := pod.Spec.Resources; r != nil {
+		alloc[podLevel] = cpuMemory(*r)
+	}
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
 			alloc[cs[i].Name] = cpuMemory(cs[i].Resources)
@@ -106,9 +109,17 @@ func (s *Store) Allocate(pod *corev1.Pod) error {
 	return s.saveLocked()
 }
 
-// Changed names the app and the init containers whose spec asks other cpu
-// or memory than they were allocated; none for a pod with no allocation.
-func (s *Store) Changed(pod *corev1.Pod) (app, init []string) {
+// podLevel keys the pod-level resources in a pod's allocation (no
+// container has an empty name).
+const podLevel = ""
+
+// PodLevel is how Changed names the pod-level resources.
+const PodLevel = "pod-level resources"
+
+// Changed names the app containers whose spec asks other cpu or memory
+// than they were allocated, and the others that do: init containers, and
+// PodLevel for the pod's own resources. None for a pod with no allocation.
+func (s *Store) Changed(pod *corev1.Pod) (app, other []string) {
 	if s == nil {
 		return nil, nil
 	}
@@ -127,7 +138,15 @@ func (s *Store) Changed(pod *corev1.Pod) (app, init []string) {
 		}
 		return out
 	}
-	return changed(pod.Spec.Containers), changed(pod.Spec.InitContainers)
+	other = changed(pod.Spec.InitContainers)
+	var want corev1.ResourceRequirements
+	if pod.Spec.Resources != nil {
+		want = cpuMemory(*pod.Spec.Resources)
+	}
+	if !same(rec.Allocated[podLevel], want) {
+		other = append(other, PodLevel)
+	}
+	return changed(pod.Spec.Containers), other
 }
 
 // Apply returns the pod as it is to run: a copy with its containers'
@@ -143,6 +162,9 @@ func (s *Store) Apply(pod *corev1.Pod) *corev1.Pod {
 		return pod // removed meanwhile
 	}
 	out := pod.DeepCopy()
+	if a, ok := rec.Allocated[podLevel]; ok && out.Spec.Resources != nil {
+		*out.Spec.Resources = Overlay(*out.Spec.Resources, a)
+	}
 	for _, cs := range [][]corev1.Container{out.Spec.InitContainers, out.Spec.Containers} {
 		for i := range cs {
 			c := &cs[i]

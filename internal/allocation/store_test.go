@@ -57,6 +57,11 @@ func TestApplyKeepsTheAllocationUntilAllocated(t *testing.T) {
 	if resized.Spec.Containers[0].Resources.Limits.Cpu().String() != "300m" {
 		t.Error("Apply changed the pod it was given")
 	}
+	plr := resized.DeepCopy()
+	plr.Spec.Resources = &corev1.ResourceRequirements{Requests: req("1", "1Gi").Requests}
+	if _, other := s.Changed(plr); len(other) != 2 || other[1] != PodLevel {
+		t.Errorf("Changed of a pod-level resize: other = %v, want [side %s]", other, PodLevel)
+	}
 	if err := s.Allocate(resized); err != nil {
 		t.Fatal(err)
 	}
