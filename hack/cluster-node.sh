@@ -112,6 +112,7 @@ start_nodeagent() {
     --cri-endpoint="$CONTAINERD_ENDPOINT" --root-dir="$dir/root" --pod-log-dir="$NODE_DIR/pod-logs" \
     --cgroup-root=/$NODE_CGROUP_PARENT --serve-address="127.0.0.1:$healthz" \
     --address="$NODE_IP" --port="$port" --client-ca-file="$CLUSTER_CA_CERT" \
+    --eviction-hard='memory.available<100Mi,nodefs.available<1%,imagefs.available<1%,nodefs.inodesFree<1%' \
     "${NODE_ARGS[@]}" </dev/null >"$NODE_LOG" 2>&1 &
   node_pid=$!
 }

@@ -369,8 +369,8 @@ func TestAdmit(t *testing.T) {
 			wantMessage: "Node didn't have enough resource: cpu, requested: 2000, used: 0, capacity: 1000",
 		},
 		{
-			// nodeagent resizes no pod in place: a status naming other
-			// resources is not its own, and the spec is what counts.
+			// The status a kubelet wrote is not read: the spec the caller
+			// gives (as allocated) is what counts.
 			name: "an admitted pod holds what its spec asks, whatever its status says",
 			pod:  apiPod("p", list("cpu", "800m")),
 			node: testNode(list("cpu", "1", "pods", "10")),

@@ -93,13 +93,20 @@
 // the kubelet's message naming the first such sysctl. A pod the runtime cannot
 // run for other reasons is refused by internal/runtime.
 //
+// # Resizes
+//
+// AdmitResize decides a running API pod's resize (resize.go): given now,
+// Deferred while the other pods hold what it needs, or Infeasible when
+// the pod alone asks more than the node's allocatable or resizes an init
+// container.
+//
 // # What the caller passes
 //
 // admitted is the pods the agent runs or is starting, mirror pods
 // excluded (one found is skipped, as it would count its static pod
 // twice). Pods in phase Succeeded or Failed, and the pod itself (by UID),
-// are not counted. A pod holds what its spec asks: nodeagent resizes no
-// pod in place, so the resources a kubelet's resize wrote into a status
-// are not read. node should be the freshest Node the agent has: the
+// are not counted. A pod holds what its spec asks, which the caller gives
+// as allocated: a resize still pending is not counted (the status a
+// kubelet wrote is not read). node should be the freshest Node the agent has: the
 // kubelet fetches it again before refusing a pod for NodeAffinity alone.
 package admission

@@ -69,9 +69,8 @@ func fit(pod *corev1.Pod, node *corev1.Node, admitted []*corev1.Pod) Result {
 	// One map serves every pod's sum: PodRequests clears it first.
 	buf := corev1.ResourceList{}
 	for _, p := range others {
-		// The spec alone: nodeagent resizes no pod in place, so what a
-		// pod's spec asks is what it was given (the kubelet also reads
-		// the resources a resize gave, from the status it wrote).
+		// The caller gives each pod with the resources it was allocated,
+		// which a resize still pending does not change.
 		buf = resource.PodRequests(p, resource.PodResourcesOptions{Reuse: buf})
 		used.add(buf)
 	}

@@ -116,7 +116,7 @@ func New(opts Options) (*Agent, error) {
 	s := &syncer{
 		rt: a.adoption, vols: opts.Volumes, cache: a.pleg.Cache(), statuses: a.statuses,
 		timeline: a.timeline, events: a.events, hostIPs: opts.NodeIPs, desired: desired, finished: a.podFinished(opts.Objects),
-		clock: opts.Clock, log: log.WithName("syncer"),
+		clock: opts.Clock, log: log.WithName("syncer"), alloc: opts.Allocation,
 		pods: map[types.UID]*podRecord{}, probes: a.prober, hooks: a.prober.Hooks(a.adoption, a.timeline, log.WithName("syncer")), deadlines: newDeadlines(), evictions: newEvictions(), metrics: m.kubelet,
 	}
 	a.workers, err = podworkers.New(podworkers.Options{
@@ -134,6 +134,7 @@ func New(opts Options) (*Agent, error) {
 		objects: opts.Objects, objectChanges: newObjectChanges(), stops: a.stops,
 		apiAdmission: &apiAdmission{waiting: map[types.UID]*corev1.Pod{}},
 		sysctls:      opts.Sysctls,
+		alloc:        opts.Allocation,
 		nodeLabels:   opts.NodeLabels,
 		housekeeping: opts.HousekeepingInterval, log: log.WithName("loop"),
 		stall: syncLoopThreshold(opts.SyncFrequency),

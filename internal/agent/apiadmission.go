@@ -36,10 +36,7 @@ type apiAdmission struct {
 // a refused one is indexed (n), so that its Failed status is written, and
 // handed to its worker as a pod that ended.
 func (l *syncLoop) admitAPIPod(pod *corev1.Pod, n podNotices) bool {
-	var node *corev1.Node
-	if get := l.apiAdmission.node.Load(); get != nil {
-		node, _ = (*get).Node(context.Background())
-	}
+	node := l.apiNode()
 	if node == nil {
 		if _, ok := l.apiAdmission.waiting[pod.UID]; !ok {
 			l.log.Info("Holding a pod from the apiserver until the Node is known", "pod", podtypes.PodFullName(pod), "podUID", pod.UID)
@@ -48,12 +45,23 @@ func (l *syncLoop) admitAPIPod(pod *corev1.Pod, n podNotices) bool {
 		return false
 	}
 	delete(l.apiAdmission.waiting, pod.UID)
-	res := admission.AdmitAPIPod(pod, node, l.activePods(), l.sysctls, l.admission)
+	// A pod that was admitted before the agent restarted holds what it
+	// was allocated, which a resize pending since may exceed.
+	res := admission.AdmitAPIPod(l.alloc.Apply(pod), node, l.activePods(), l.sysctls, l.admission)
 	if res.Reason == "" {
 		return true
 	}
 	l.refuse(pod, res, n)
 	return false
+}
+
+// apiNode is the Node, once connected mode runs and it is known; else nil.
+func (l *syncLoop) apiNode() *corev1.Node {
+	if get := l.apiAdmission.node.Load(); get != nil {
+		node, _ := (*get).Node(context.Background())
+		return node
+	}
+	return nil
 }
 
 // refuse ends a pod that may not run: Failed with the admission's reason.
@@ -72,7 +80,8 @@ func (l *syncLoop) refuse(pod *corev1.Pod, res admission.Result, n podNotices) {
 }
 
 // activePods are the pods admitted so far that may still run, with the
-// phase the agent knows of them, for the resources they hold.
+// phase the agent knows of them, for the resources they hold: those they
+// were allocated.
 func (l *syncLoop) activePods() []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, pod := range l.pods.Pods() {
@@ -82,7 +91,7 @@ func (l *syncLoop) activePods() []*corev1.Pod {
 		if st := l.statuses.Status(pod.UID); st != nil && podtypes.IsTerminal(st.Phase) {
 			continue
 		}
-		out = append(out, pod)
+		out = append(out, l.alloc.Apply(pod))
 	}
 	return out
 }

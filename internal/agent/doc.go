@@ -43,7 +43,11 @@
 //     gets no worker, its status (Pending, HostPortConflict) names the port
 //     and the holder, and the housekeeping tick admits it once the holder
 //     has stopped. An API pod is admitted once (admission.AdmitAPIPod),
-//     after the Node is known; one refused ends Failed.
+//     after the Node is known; one refused ends Failed. Its resizes
+//     (resize.go) are admitted as the node can give them, Deferred or
+//     Infeasible until then (admission.AdmitResize), and recorded in the
+//     allocation store (internal/allocation), whose allocation the syncer
+//     gives the pod to run with.
 //   - API sync (internal/apisync), in connected mode, keeps the mirror
 //     pods and the pod statuses in the apiserver: the loop tells it of
 //     pods changed and removed, the syncer of API pods finished, the status

@@ -58,6 +58,8 @@ type syncCall struct {
 	// Observed is how many containers the status given to SyncPod held.
 	Observed int
 	Actions  []runtime.ActionKind
+	// CPU is the cpu request of the pod's first container, as given.
+	CPU string
 }
 
 type containerStop struct {
@@ -156,6 +158,9 @@ func (f *fakeRuntime) syncPod(pod *corev1.Pod, status *runtime.PodStatus) (runti
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	call := syncCall{UID: pod.UID}
+	if len(pod.Spec.Containers) > 0 {
+		call.CPU = pod.Spec.Containers[0].Resources.Requests.Cpu().String()
+	}
 	if status != nil {
 		call.Observed = len(status.Containers)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/admission"
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/status"
@@ -37,7 +38,9 @@ type syncLoop struct {
 	admission    *admission.HostPorts
 	apiAdmission *apiAdmission
 	sysctls      *admission.Sysctls
-	nodeLabels   map[string]string
+	// alloc holds what the API pods were allocated (resize.go).
+	alloc      *allocation.Store
+	nodeLabels map[string]string
 	// objects is nil in standalone mode.
 	objects       PodObjects
 	objectChanges *objectChanges

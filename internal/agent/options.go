@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/admission"
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -116,6 +117,10 @@ type Options struct {
 	// Sysctls admits the sysctls of every pod, static or not (default:
 	// the safe sysctls namespaced on every kernel, and nothing else).
 	Sysctls *admission.Sysctls
+	// Allocation remembers the resources the API pods were allocated and
+	// their containers resized to (default: in memory only); the
+	// runtime's ResizeRecords should be the same store.
+	Allocation *allocation.Store
 	// NodeLabels are the labels the node registers with (node.Labels):
 	// a static pod's nodeSelector and required node affinity are matched
 	// against them while the Node is not known, as the kubelet matches
@@ -174,6 +179,9 @@ func (o Options) withDefaults() (Options, error) {
 		if o.Sysctls, err = admission.NewSysctls(nil, nil); err != nil {
 			return o, err
 		}
+	}
+	if o.Allocation == nil {
+		o.Allocation, _ = allocation.Open("") // in memory: nothing to read
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
@@ -66,6 +67,8 @@ type syncer struct {
 	evictions *evictions
 	// metrics time SyncPod and the pods' starts.
 	metrics kubeletMetrics
+	// alloc gives each API pod the resources it was allocated.
+	alloc *allocation.Store
 
 	mu   sync.Mutex
 	pods map[types.UID]*podRecord
@@ -108,6 +111,9 @@ func (s *syncer) synced(uid types.UID, at time.Time) {
 }
 
 func (s *syncer) forget(uid types.UID) {
+	if err := s.alloc.Remove(uid); err != nil {
+		s.log.Error(err, "Forgetting the pod's allocated resources", "podUID", uid)
+	}
 	s.deadlines.forget(uid)
 	s.evictions.forget(uid)
 	s.mu.Lock()
@@ -122,6 +128,8 @@ func (s *syncer) SyncPod(ctx context.Context, typ podworkers.UpdateType, pod *co
 	start := s.clock.Now()
 	defer func() { s.metrics.observeSyncPod(typ, s.clock.Since(start)) }()
 	uid := pod.UID
+	// The pod as it is to run: a resize the node has not given yet waits.
+	pod = s.alloc.Apply(pod)
 	rec := s.enter(uid, phaseSync)
 	rs, err := s.cache.GetNewerThan(ctx, uid, rec.lastSync)
 	if err != nil {
@@ -150,7 +158,7 @@ func (s *syncer) SyncPod(ctx context.Context, typ podworkers.UpdateType, pod *co
 		// The containers wait; the status and an event say for what.
 		s.statuses.Set(pod, status.Generate(status.Input{
 			Pod: pod, Runtime: rs, Err: err, VolumesErr: err, Previous: prev, Now: s.clock.Now(), HostIPs: s.hostIPs,
-			Probes: s.probeStatus(pod, rs),
+			Probes: s.probeStatus(pod, rs), ResizePending: s.alloc.Pending(uid),
 		}))
 		s.events.failedMount(pod, err)
 		return false, s.failed(uid, err)
@@ -199,7 +207,7 @@ func (s *syncer) SyncPod(ctx context.Context, typ podworkers.UpdateType, pod *co
 func (s *syncer) store(pod *corev1.Pod, rs *runtime.PodStatus, res *runtime.SyncResult, err error, terminal bool, prev *corev1.PodStatus) corev1.PodStatus {
 	st := status.Generate(status.Input{
 		Pod: pod, Runtime: rs, Result: res, Err: err, Terminal: terminal, Previous: prev, Now: s.clock.Now(), HostIPs: s.hostIPs,
-		Probes: s.probeStatus(pod, rs), Evicted: s.evictions.reason(pod.UID),
+		Probes: s.probeStatus(pod, rs), Evicted: s.evictions.reason(pod.UID), ResizePending: s.alloc.Pending(pod.UID),
 	})
 	s.statuses.Set(pod, st)
 	return st

@@ -155,6 +155,7 @@ func (l *syncLoop) readmit() {
 		return desired || l.workers.CouldHaveRunningContainers(uid)
 	})
 	l.retryWaiting()
+	l.retryDeferred()
 	// Only static pods are held back: an API pod whose port is held is
 	// refused (admission.AdmitAPIPod).
 	for _, pod := range l.admission.Held() {

@@ -52,6 +52,7 @@ func (a *apiPods) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 		l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: &podworkers.KillPodOptions{MayBeRunning: true, StatusFunc: keep}})
 		return
 	}
+	l.resize(pod)
 	l.update(podworkers.UpdatePodOptions{Type: typ, Pod: pod})
 }
 

@@ -148,13 +148,19 @@ const (
 )
 
 // linuxResources maps requests and limits onto cgroup settings: CPU
-// request to shares, CPU limit to a CFS quota, memory limit to a limit.
+// request to shares (the least, 2, without one), CPU limit to a CFS
+// quota, memory limit to a limit.
 func linuxResources(c *corev1.Container) *runtimeapi.LinuxContainerResources {
 	res := &runtimeapi.LinuxContainerResources{}
 	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
 		res.CpuShares = min(max(q.MilliValue()*1024/1000, minShares), maxShares)
 	} else if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
 		res.CpuShares = min(max(q.MilliValue()*1024/1000, minShares), maxShares)
+	} else {
+		// No request is the least weight, as the kubelet gives it, not
+		// the runtime's default (1024): a resize that adds a request
+		// then raises the container's weight.
+		res.CpuShares = minShares
 	}
 	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok && !q.IsZero() {
 		res.CpuPeriod = cpuPeriod

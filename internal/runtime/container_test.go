@@ -17,7 +17,7 @@ func TestLinuxResources(t *testing.T) {
 		res  corev1.ResourceRequirements
 		want *runtimeapi.LinuxContainerResources
 	}{
-		{"none", corev1.ResourceRequirements{}, &runtimeapi.LinuxContainerResources{}},
+		{"none: the least shares, as the kubelet's", corev1.ResourceRequirements{}, &runtimeapi.LinuxContainerResources{CpuShares: 2}},
 		{"cpu request: shares", corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q("250m")}},
 			&runtimeapi.LinuxContainerResources{CpuShares: 256}},
 		{"cpu limit: quota, and shares from it", corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: q("500m")}},
@@ -25,10 +25,10 @@ func TestLinuxResources(t *testing.T) {
 		{"tiny request: minimum shares", corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q("1m")}},
 			&runtimeapi.LinuxContainerResources{CpuShares: 2}},
 		{"memory limit", corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: q("64Mi")}},
-			&runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 64 << 20}},
+			&runtimeapi.LinuxContainerResources{CpuShares: 2, MemoryLimitInBytes: 64 << 20}},
 		{"huge pages of two sizes, in the CRI's notation", corev1.ResourceRequirements{Limits: corev1.ResourceList{
 			"hugepages-2Mi": q("4Mi"), "hugepages-1Gi": q("2Gi"), corev1.ResourceMemory: q("8Mi")}},
-			&runtimeapi.LinuxContainerResources{MemoryLimitInBytes: 8 << 20, HugepageLimits: []*runtimeapi.HugepageLimit{
+			&runtimeapi.LinuxContainerResources{CpuShares: 2, MemoryLimitInBytes: 8 << 20, HugepageLimits: []*runtimeapi.HugepageLimit{
 				{PageSize: "1GB", Limit: 2 << 30}, {PageSize: "2MB", Limit: 4 << 20}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -162,6 +162,13 @@ func (c *remoteCRI) StartContainer(ctx context.Context, id string) error {
 	return err
 }
 
+func (c *remoteCRI) UpdateContainerResources(ctx context.Context, id string, r *runtimeapi.ContainerResources) error {
+	ctx, cancel := c.bounded(ctx)
+	defer cancel()
+	_, err := c.rt.UpdateContainerResources(ctx, &runtimeapi.UpdateContainerResourcesRequest{ContainerId: id, Linux: r.GetLinux(), Windows: r.GetWindows()})
+	return err
+}
+
 // StopContainer may take the whole grace period, so its bound is the
 // grace period plus the usual request timeout.
 func (c *remoteCRI) StopContainer(ctx context.Context, id string, timeout int64) error {

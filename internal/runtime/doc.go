@@ -19,7 +19,11 @@
 // the pod spec and the observed status that decides what to do: (re)create
 // the sandbox when it is missing, not ready, several, or of the wrong
 // network mode; replace containers whose spec hash changed; run init
-// containers one at a time to completion, sidecars (restartPolicy Always)
+// containers one at a time to completion, resize running app containers
+// whose cpu or memory changed (resize.go: in place through
+// UpdateContainerResources inside the pod cgroup, or by a restart where
+// the resizePolicy says RestartContainer; the hash that decides a
+// replacement leaves cpu and memory out), sidecars (restartPolicy Always)
 // kept running and holding the next one back until their startup probe
 // passed (SyncHooks.Started, the caller's prober); restart exited
 // containers as the restart policy says. The executor (sync.go) then

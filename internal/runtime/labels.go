@@ -25,6 +25,10 @@ const (
 	AnnotationTerminationMessagePath   = "io.kubernetes.container.terminationMessagePath"
 	AnnotationTerminationMessagePolicy = "io.kubernetes.container.terminationMessagePolicy"
 	AnnotationContainerPorts           = "io.kubernetes.container.ports"
+	// AnnotationContainerResources holds the cpu and memory requests and
+	// limits the container was created with (JSON): what it runs with
+	// until an in-place resize changes them (see resize.go).
+	AnnotationContainerResources = "io.nodeagent.container.resources"
 )
 
 // sandboxLabels are the pod's own labels plus its identity, which wins over
@@ -73,6 +77,9 @@ func containerAnnotations(pod *corev1.Pod, c *corev1.Container, restartCount int
 		if raw, err := json.Marshal(c.Ports); err == nil {
 			a[AnnotationContainerPorts] = string(raw)
 		}
+	}
+	if raw, err := json.Marshal(resizable(c.Resources)); err == nil {
+		a[AnnotationContainerResources] = string(raw)
 	}
 	return a
 }

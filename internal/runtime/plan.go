@@ -28,6 +28,9 @@ type plan struct {
 	// Start lists containers to start, in order. At most one init
 	// container that is not a sidecar is started per sync.
 	Start []startStep
+	// Resize lists running containers to update in place to their spec's
+	// cpu and memory, after the kills and before the starts.
+	Resize []resizeStep
 
 	// Done means the pod has finished: nothing of it will run again. Failed
 	// says an init container failed under restartPolicy Never.

@@ -16,12 +16,14 @@ func planApp(p *plan, pod *corev1.Pod, status *PodStatus) {
 		// continue across a sandbox change.
 		st := status.LatestContainer(c.Name)
 		switch {
-		case st != nil && st.State == ContainerStateRunning && st.Hash != HashContainer(c):
+		case st != nil && st.State == ContainerStateRunning && specChanged(c, st):
 			// A changed spec restarts the container whatever the policy.
 			p.Kill = append(p.Kill, killStep{ID: st.ID, Name: c.Name, Reason: "spec changed", PreStop: true})
 			p.Start = append(p.Start, startStep{Index: i, Name: c.Name, Reason: "spec changed", Previous: st})
 		case st != nil && st.State == ContainerStateRunning:
-			keep++
+			if !p.planResize(c, i, st) {
+				keep++
+			}
 		case shouldRestart(pod, c, st):
 			p.killIfUnknown(st)
 			p.Start = append(p.Start, startStep{Index: i, Name: c.Name, Reason: restartReason(st), Previous: st})

@@ -85,7 +85,7 @@ func planSidecars(p *plan, pod *corev1.Pod, status *PodStatus, n int) {
 		switch {
 		case st == nil:
 			p.startInit(i, c, "sidecar not created", status.LatestContainer(c.Name))
-		case st.State == ContainerStateRunning && st.Hash != HashContainer(c):
+		case st.State == ContainerStateRunning && specChanged(c, st):
 			p.Kill = append(p.Kill, killStep{ID: st.ID, Name: c.Name, Reason: "spec changed", PreStop: true})
 			p.startInit(i, c, "spec changed", st)
 		case st.State != ContainerStateRunning:

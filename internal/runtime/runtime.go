@@ -44,6 +44,10 @@ type Options struct {
 	// sandbox and names it as the sandbox's cgroup parent, KillPod removes
 	// it. Default: the cgroupfs driver under /nodeagent.
 	Cgroups *cgroups.Manager
+	// Resized remembers what in-place resizes gave running containers
+	// (resize.go); nil: a resize is not remembered across restarts of the
+	// agent, and a container whose resize is not known is resized again.
+	Resized ResizeRecords
 
 	// MemoryCapacity is the machine's memory in bytes (MemTotal), against
 	// which a Burstable container's memory request sets its OOM score

@@ -45,6 +45,7 @@ func (r *Runtime) GetPodStatus(ctx context.Context, uid types.UID) (*PodStatus, 
 			return nil, fmt.Errorf("pod %s: container %s: %w", uid, c.GetId(), err)
 		}
 		cs := containerStatusFrom(resp.GetStatus(), c.GetPodSandboxId())
+		r.resizedStatus(uid, &cs)
 		if cs.State == ContainerStateExited {
 			if m := r.terminationMessage(resp.GetStatus()); m != "" {
 				if cs.Message != "" {
@@ -242,6 +243,7 @@ func containerStatusFrom(s *runtimeapi.ContainerStatus, sandboxID string) Contai
 		Image:        imageName(s.GetImage()),
 		ImageRef:     s.GetImageRef(),
 		Hash:         s.GetAnnotations()[AnnotationContainerHash],
+		Resources:    resourcesFrom(s.GetAnnotations()),
 	}
 }
 

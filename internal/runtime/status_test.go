@@ -28,6 +28,7 @@ func TestGetPodStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	hash := HashContainer(&pod.Spec.Containers[0])
+	none := &corev1.ResourceRequirements{} // what the pod's containers ask
 	finished := w.clock.Now()
 	want := &PodStatus{
 		ID: "u1", Name: "web", Namespace: "default",
@@ -35,10 +36,10 @@ func TestGetPodStatus(t *testing.T) {
 		Sandboxes: []SandboxStatus{{ID: "web_default_u1_0", State: SandboxReady, IP: critest.FakePodSandboxIPs[0]}},
 		Containers: []ContainerStatus{
 			{ID: "web_default_u1_0_app_1", Name: "app", SandboxID: "web_default_u1_0", State: ContainerStateRunning,
-				RestartCount: 1, Image: "busybox:1", ImageRef: "busybox:1", Hash: hash},
+				RestartCount: 1, Image: "busybox:1", ImageRef: "busybox:1", Hash: hash, Resources: none},
 			{ID: first, Name: "app", SandboxID: "web_default_u1_0", State: ContainerStateExited,
 				StartedAt: finished.Add(-2 * time.Second), FinishedAt: finished, ExitCode: 3, Reason: "Error", Message: "boom",
-				RestartCount: 0, Image: "busybox:1", ImageRef: "busybox:1", Hash: hash},
+				RestartCount: 0, Image: "busybox:1", ImageRef: "busybox:1", Hash: hash, Resources: none},
 		},
 	}
 	// Creation times, and the running container's start, come from the

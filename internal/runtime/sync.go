@@ -183,6 +183,14 @@ func (r *Runtime) SyncPod(ctx context.Context, pod *corev1.Pod, mounts Container
 	}
 
 	var errs []error
+	if len(p.Resize) > 0 {
+		for _, a := range r.resizeContainers(ctx, pod, status, p.Resize) {
+			res.add(a)
+			if a.Err != nil {
+				errs = append(errs, a.Err)
+			}
+		}
+	}
 	var hosts *Mount
 	if len(p.Start) > 0 {
 		// Written once the sandbox has its addresses, before any

@@ -100,13 +100,14 @@ func TestSyncPodConfigs(t *testing.T) {
 			AnnotationContainerHash:            HashContainer(&pod.Spec.Containers[0]),
 			AnnotationRestartCount:             "0",
 			AnnotationTerminationGracePeriod:   "5",
+			AnnotationContainerResources:       "{}",
 			AnnotationTerminationMessagePath:   "/dev/termination-log",
 			AnnotationTerminationMessagePolicy: "",
 			AnnotationContainerPorts:           `[{"hostPort":8080,"containerPort":80,"protocol":"TCP"}]`,
 		},
 		LogPath: "app/0.log",
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       &runtimeapi.LinuxContainerResources{OomScoreAdj: 1000}, // BestEffort
+			Resources:       &runtimeapi.LinuxContainerResources{CpuShares: 2, OomScoreAdj: 1000}, // BestEffort
 			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: ns, Seccomp: unconfined},
 		},
 	}

@@ -133,6 +133,10 @@ type ContainerStatus struct {
 	ImageRef     string
 	// Hash is the spec hash the container was created from (see HashContainer).
 	Hash string
+	// Resources are the cpu and memory requests and limits it runs with:
+	// those it was created with, or an in-place resize gave it; nil when
+	// unknown (made by an agent before resizes were tracked).
+	Resources *corev1.ResourceRequirements
 }
 
 // LatestContainer returns the newest instance of the named container, or nil.

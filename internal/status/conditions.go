@@ -29,6 +29,7 @@ const (
 // else's, set in the apiserver, and the agent only carries it.
 var ownedConditions = []corev1.PodConditionType{
 	corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled,
+	corev1.PodResizePending, corev1.PodResizeInProgress,
 }
 
 // Owned reports whether the agent computes conditions of type t: a

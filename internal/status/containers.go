@@ -57,6 +57,7 @@ func containerStatuses(specs []corev1.Container, rs *runtime.PodStatus, reasons 
 		} else {
 			latest := instances[0]
 			fillFromRuntime(&cs, latest)
+			cs.Resources, cs.AllocatedResources = containerResources(&spec, latest)
 			if len(instances) > 1 && instances[1].State == runtime.ContainerStateExited {
 				cs.LastTerminationState = corev1.ContainerState{Terminated: terminated(instances[1])}
 			}

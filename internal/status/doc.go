@@ -19,7 +19,11 @@
 // the conditions PodScheduled, PodReadyToStartContainers, Initialized,
 // ContainersReady and Ready, host IPs and pod IPs (a host-network pod
 // takes the node's), start time and QoS class. A pod that
-// reached Succeeded or Failed never leaves that phase.
+// reached Succeeded or Failed never leaves that phase. For in-place
+// resizes (resize.go): each container's resources (what it runs with) and
+// allocatedResources, the PodResizePending and PodResizeInProgress
+// conditions, and observedGeneration on the status and the agent's
+// conditions.
 //
 // Readiness has no probes yet: a container is ready while it runs.
 package status

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -51,6 +52,11 @@ type Input struct {
 	// Evicted, when set, is why the node evicts the pod, in the kubelet's
 	// words: a pod not already finished fails with reason Evicted.
 	Evicted string
+	// ResizePending, when set, says why the node has not given the pod
+	// the resources its resize asks: the PodResizePending condition. (Pod
+	// is the pod as allocated: a running container with other resources
+	// than it has is being resized, PodResizeInProgress.)
+	ResizePending allocation.Pending
 }
 
 // ReasonEvicted is the reason of a pod the node evicted, as the kubelet's.
@@ -121,8 +127,16 @@ func Generate(in Input) corev1.PodStatus {
 	setIPs(&st, pod.Spec.HostNetwork, rs.IPs, in.HostIPs)
 	st.QOSClass = podtypes.QOSClass(pod)
 	st.Conditions = conditions(pod, rs, &st, prev, in.Now, in.VolumesErr)
+	st.Conditions = append(st.Conditions, resizeConditions(in, rs, prev)...)
 	if st.Reason == ReasonEvicted {
 		st.Conditions = withDisruption(st.Conditions, prev, st.Message, in.Now)
+	}
+	// What the status says is of this generation of the pod's spec.
+	st.ObservedGeneration = pod.Generation
+	for i := range st.Conditions {
+		if Owned(st.Conditions[i].Type) {
+			st.Conditions[i].ObservedGeneration = pod.Generation
+		}
 	}
 	return st
 }

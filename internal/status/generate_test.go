@@ -241,6 +241,9 @@ func TestGenerateDetails(t *testing.T) {
 		Image:       "busybox:latest",
 		ImageID:     "sha256:abc",
 		ContainerID: "containerd://c1",
+		// The container's resources as allocated, none here (the
+		// kubelet's too reports an empty list).
+		Resources: &corev1.ResourceRequirements{},
 	}
 	if diff := cmp.Diff([]corev1.ContainerStatus{wantCS}, st.ContainerStatuses); diff != "" {
 		t.Errorf("container statuses (-want +got):\n%s", diff)

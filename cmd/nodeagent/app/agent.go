@@ -10,6 +10,7 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/agent"
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/internal/runtime"
@@ -39,6 +40,7 @@ func (o *Options) openCheckpoint(log logr.Logger) (checkpoint.Store, error) {
 // agentParts are what the agent is built from.
 type agentParts struct {
 	rt      *runtime.Runtime
+	alloc   *allocation.Store
 	vols    *volumes.Manager
 	sources *podSources
 	store   checkpoint.Store // nil: none
@@ -71,6 +73,7 @@ func (o *Options) newAgent(p agentParts, log logr.Logger) (*agent.Agent, error) 
 		Updates:              p.sources.merger.Updates(),
 		SourcesReady:         p.sources.ready,
 		Checkpoint:           p.store,
+		Allocation:           p.alloc,
 		Connected:            p.events != nil,
 		MirrorsSeen:          p.sources.mirrorsSeen,
 		Recorder:             p.events.recorder(),

@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/component-base/metrics"
 
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/host"
 	"github.com/nodeagent/nodeagent/internal/images"
@@ -34,7 +35,7 @@ func (o *Options) newCgroups(reg metrics.KubeRegistry, log logr.Logger) (*cgroup
 // newRuntime connects to the container runtime: nothing runs without it,
 // so it is checked first. The machine's memory sets the OOM score
 // adjustment of Burstable containers.
-func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiObjects, machine node.Machine, reg metrics.KubeRegistry, log logr.Logger) (*runtime.Runtime, error) {
+func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, alloc *allocation.Store, from apiObjects, machine node.Machine, reg metrics.KubeRegistry, log logr.Logger) (*runtime.Runtime, error) {
 	records, err := o.pullRecords()
 	if err != nil {
 		return nil, err
@@ -49,6 +50,7 @@ func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiO
 		LogRoot:        o.PodLogDir,
 		PodsDir:        filepath.Join(o.RootDir, "pods"),
 		Cgroups:        cg,
+		Resized:        alloc,
 		MemoryCapacity: machine.MemoryBytes,
 		Registry:       reg,
 		// Always pulls at each start unless the node runs offline-first.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/component-base/metrics"
 
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/imagegc"
 	"github.com/nodeagent/nodeagent/internal/node"
 	"github.com/nodeagent/nodeagent/staging/config"
@@ -37,7 +39,13 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	rt, err := o.newRuntime(ctx, cg, from, machine, reg, log)
+	// What the API pods were allocated and resized to, for the runtime
+	// and the agent.
+	alloc, err := allocation.Open(filepath.Join(o.RootDir, "allocated-resources.json"))
+	if err != nil {
+		return err
+	}
+	rt, err := o.newRuntime(ctx, cg, alloc, from, machine, reg, log)
 	if err != nil {
 		return err
 	}
@@ -67,7 +75,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if store != nil {
 		defer store.Close() // after the agent has ended: it writes on its way out
 	}
-	ag, err := o.newAgent(agentParts{rt: rt, vols: vols, sources: sources, store: store, events: ev, from: from, machine: machine, reg: reg, probes: probes}, log)
+	ag, err := o.newAgent(agentParts{rt: rt, alloc: alloc, vols: vols, sources: sources, store: store, events: ev, from: from, machine: machine, reg: reg, probes: probes}, log)
 	if err != nil {
 		return err
 	}
