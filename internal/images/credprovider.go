@@ -17,8 +17,8 @@ import (
 
 // CredentialProviderOptions configure NewCredentialProviders.
 type CredentialProviderOptions struct {
-	// ConfigPath is the CredentialProviderConfig file
-	// (--image-credential-provider-config), BinDir the directory of the
+	// ConfigPath is the CredentialProviderConfig file, or directory of
+	// them (--image-credential-provider-config), BinDir the directory of the
 	// plugins it names (--image-credential-provider-bin-dir).
 	ConfigPath string
 	BinDir     string

@@ -12,7 +12,8 @@
 //
 // CredentialProviders are the node's credential provider plugins, the
 // kubelet's (--image-credential-provider-config and -bin-dir): a
-// CredentialProviderConfig (kubelet.config.k8s.io/v1) validated as the
+// CredentialProviderConfig (kubelet.config.k8s.io/v1), a file or a
+// directory of them merged as the kubelet merges them, validated as the
 // kubelet validates it, and the exec protocol of
 // credentialprovider.kubelet.k8s.io/v1 for an image a provider's
 // matchImages cover, its answer bounded in size and time, decoded

@@ -34,7 +34,7 @@ func (o *Options) addImagePullFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&p.VerifyAllowlist, "preloaded-images-verification-allowlist", p.VerifyAllowlist,
 		"with --image-pull-credentials-verification-policy=NeverVerifyAllowlistedImages, the images every pod may use when present: fully qualified repositories (registry/path/name), or prefixes ending in /*")
 	fs.StringVar(&p.CredentialProviderConfig, "image-credential-provider-config", p.CredentialProviderConfig,
-		"a CredentialProviderConfig file (kubelet.config.k8s.io/v1): the credential provider plugins asked for the credentials of the images they match, after the pod's pull secrets and the node's docker config; needs --image-credential-provider-bin-dir")
+		"a CredentialProviderConfig file (kubelet.config.k8s.io/v1), or a directory of them (its *.json, *.yaml and *.yml files merged in lexical order, a provider name in one only): the credential provider plugins asked for the credentials of the images they match, after the pod's pull secrets and the node's docker config; needs --image-credential-provider-bin-dir")
 	fs.StringVar(&p.CredentialProviderBinDir, "image-credential-provider-bin-dir", p.CredentialProviderBinDir,
 		"the directory of the plugins --image-credential-provider-config names")
 }
