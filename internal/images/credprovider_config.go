@@ -1,6 +1,8 @@
 package images
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -38,49 +40,62 @@ var codecs = func() serializer.CodecFactory {
 	return serializer.NewCodecFactory(scheme, serializer.EnableStrict)
 }()
 
+// providerConfig is the config read: the providers in order, each one's
+// executable, and the hash of the files' content that
+// kubelet_credential_provider_config_info shows.
+type providerConfig struct {
+	providers []kubeletconfigv1.CredentialProvider
+	bins      map[string]string // by provider name
+	hash      string
+}
+
 // readProviderConfig reads and validates the CredentialProviderConfig
 // (kubelet.config.k8s.io/v1, JSON or YAML) at path, and resolves each
 // provider's executable in binDir. As the kubelet's, path may be a
 // directory: its *.json, *.yaml and *.yml files are read in lexical
 // order and their providers merged, a provider name in two places
 // refused; the merge must name one provider at least, a file may name
-// none. Errors name the file, and the provider and field at fault.
-func readProviderConfig(path, binDir string) ([]kubeletconfigv1.CredentialProvider, map[string]string, error) {
+// none. Errors name the file, and the provider and field at fault. The
+// hash is the kubelet's: sha256 over each file's length and content.
+func readProviderConfig(path, binDir string) (*providerConfig, error) {
 	files, err := providerConfigFiles(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var providers []kubeletconfigv1.CredentialProvider
-	bins := map[string]string{}
+	pc := &providerConfig{bins: map[string]string{}}
 	from := map[string]string{} // provider name -> the file that named it first
 	budget := int64(maxProviderConfigBytes)
+	hash := sha256.New()
 	for _, file := range files {
-		cfg, n, err := decodeProviderFile(file, budget)
+		cfg, data, err := decodeProviderFile(file, budget)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		budget -= n
+		budget -= int64(len(data))
+		_ = binary.Write(hash, binary.BigEndian, uint64(len(data))) // a hash.Hash does not fail
+		hash.Write(data)
 		if errs := validateProviders(cfg); len(errs) > 0 {
-			return nil, nil, fmt.Errorf("%s: %w", file, errs.ToAggregate())
+			return nil, fmt.Errorf("%s: %w", file, errs.ToAggregate())
 		}
 		for i, p := range cfg.Providers {
 			if first, dup := from[p.Name]; dup {
-				return nil, nil, fmt.Errorf("%s: providers[%d].name: provider %q is also named in %s: provider names must be unique across the config", file, i, p.Name, first)
+				return nil, fmt.Errorf("%s: providers[%d].name: provider %q is also named in %s: provider names must be unique across the config", file, i, p.Name, first)
 			}
 			from[p.Name] = file
 			// LookPath: an executable file, not merely a name that exists.
 			bin, err := exec.LookPath(filepath.Join(binDir, p.Name))
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: providers[%d] %q: no executable in the bin dir: %w", file, i, p.Name, err)
+				return nil, fmt.Errorf("%s: providers[%d] %q: no executable in the bin dir: %w", file, i, p.Name, err)
 			}
-			bins[p.Name] = bin
-			providers = append(providers, p)
+			pc.bins[p.Name] = bin
+			pc.providers = append(pc.providers, p)
 		}
 	}
-	if len(providers) == 0 {
-		return nil, nil, fmt.Errorf("%s: %w", path, field.Required(field.NewPath("providers"), "at least one provider"))
+	if len(pc.providers) == 0 {
+		return nil, fmt.Errorf("%s: %w", path, field.Required(field.NewPath("providers"), "at least one provider"))
 	}
-	return providers, bins, nil
+	pc.hash = fmt.Sprintf("sha256:%x", hash.Sum(nil))
+	return pc, nil
 }
 
 // providerConfigFiles are the files the config at path is made of: path
@@ -111,29 +126,29 @@ func providerConfigFiles(path string) ([]string, error) {
 }
 
 // decodeProviderFile decodes one config file of at most budget bytes,
-// strictly, and says how many bytes it read.
-func decodeProviderFile(path string, budget int64) (*kubeletconfigv1.CredentialProviderConfig, int64, error) {
+// strictly, and returns its bytes too.
+func decodeProviderFile(path string, budget int64) (*kubeletconfigv1.CredentialProviderConfig, []byte, error) {
 	f, err := os.Open(path) // #nosec G304 -- the node's own config, named by a flag
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, budget+1))
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if int64(len(data)) > budget {
-		return nil, 0, fmt.Errorf("%s: the credential provider config is larger than %d bytes", path, maxProviderConfigBytes)
+		return nil, nil, fmt.Errorf("%s: the credential provider config is larger than %d bytes", path, maxProviderConfigBytes)
 	}
 	cfg := &kubeletconfigv1.CredentialProviderConfig{}
 	obj, gvk, err := codecs.UniversalDeserializer().Decode(data, nil, cfg)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if obj != cfg {
-		return nil, 0, fmt.Errorf("%s: a %s, want a CredentialProviderConfig of %s", path, gvk, kubeletconfigv1.SchemeGroupVersion)
+		return nil, nil, fmt.Errorf("%s: a %s, want a CredentialProviderConfig of %s", path, gvk, kubeletconfigv1.SchemeGroupVersion)
 	}
-	return cfg, int64(len(data)), nil
+	return cfg, data, nil
 }
 
 // validateProviders applies the kubelet's rules to one file's providers;

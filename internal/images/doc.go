@@ -20,7 +20,10 @@
 // strictly, its auth map's keys matched as a Keyring's locations, and
 // cached by its cacheKeyType (Image, Registry, Global) for its
 // cacheDuration or the provider's default. Service account tokens for
-// plugins (tokenAttributes) are not implemented, and refused.
+// plugins (tokenAttributes) are not implemented, and refused. The
+// kubelet's metrics of the plugins (credprovider_metrics.go) time each
+// run and count the failed ones by plugin_name, and show the config's
+// hash.
 //
 //	kr, err := images.KeyringFromSecrets(secrets)
 //	for _, auth := range kr.Lookup("registry.example.com/team/app") {

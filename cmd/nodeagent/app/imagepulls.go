@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
+	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/images"
 )
@@ -46,8 +47,8 @@ func (o *Options) pullRecords() (*images.PullRecords, error) {
 }
 
 // newCredentialProviders reads the credential provider plugins' config;
-// nil without one.
-func (p ImagePulls) newCredentialProviders(log logr.Logger) (*images.CredentialProviders, error) {
+// nil without one. Their metrics go into reg.
+func (p ImagePulls) newCredentialProviders(reg metrics.KubeRegistry, log logr.Logger) (*images.CredentialProviders, error) {
 	if p.CredentialProviderConfig == "" {
 		return nil, nil
 	}
@@ -55,6 +56,7 @@ func (p ImagePulls) newCredentialProviders(log logr.Logger) (*images.CredentialP
 		ConfigPath: p.CredentialProviderConfig,
 		BinDir:     p.CredentialProviderBinDir,
 		Logger:     log.WithName("credential-providers"),
+		Metrics:    reg,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--image-credential-provider-config: %w", err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/go-logr/logr"
+	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/cgroups"
 	"github.com/nodeagent/nodeagent/internal/host"
@@ -32,13 +33,14 @@ func (o *Options) newCgroups(log logr.Logger) (*cgroups.Manager, error) {
 
 // newRuntime connects to the container runtime: nothing runs without it,
 // so it is checked first. The machine's memory sets the OOM score
-// adjustment of Burstable containers.
-func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiObjects, machine node.Machine, log logr.Logger) (*runtime.Runtime, error) {
+// adjustment of Burstable containers. The credential provider plugins'
+// metrics go into reg.
+func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiObjects, machine node.Machine, reg metrics.KubeRegistry, log logr.Logger) (*runtime.Runtime, error) {
 	records, err := o.pullRecords()
 	if err != nil {
 		return nil, err
 	}
-	creds, err := o.ImagePulls.newCredentialProviders(log)
+	creds, err := o.ImagePulls.newCredentialProviders(reg, log)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	rt, err := o.newRuntime(ctx, cg, from, machine, log)
+	rt, err := o.newRuntime(ctx, cg, from, machine, reg, log)
 	if err != nil {
 		return err
 	}
