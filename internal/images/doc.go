@@ -33,5 +33,8 @@
 // PullRecords (pullrecords.go) remembers which credentials pulled each
 // image, so that a pod uses a present image only with the right to it,
 // as the kubelet's ensure-secret-pulled-images rule decides under its
-// verification policy (VerifyPolicy).
+// verification policy (VerifyPolicy). Prune forgets the records of the
+// images the runtime no longer holds (at the agent's start and after
+// image garbage collection), so that an image that comes back is judged
+// by how it came back.
 package images

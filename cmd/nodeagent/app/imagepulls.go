@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/images"
+	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
 // ImagePulls are how many image pulls run at once, who may use a present
@@ -44,6 +46,21 @@ func (o *Options) addImagePullFlags(fs *pflag.FlagSet) {
 // under the root dir, as the kubelet keeps them under its own.
 func (o *Options) pullRecords() (*images.PullRecords, error) {
 	return images.OpenPullRecords(filepath.Join(o.RootDir, "image-pull-records"), images.VerifyPolicy(o.ImagePulls.VerifyPolicy), o.ImagePulls.VerifyAllowlist)
+}
+
+// prunePullRecords forgets the pulls recorded of the images the runtime no
+// longer holds; called at the start, and after image garbage collection
+// removed images. A failure is logged: the records stay until the next.
+func prunePullRecords(rt *runtime.Runtime, log logr.Logger) func(context.Context) {
+	return func(ctx context.Context) {
+		n, err := rt.PrunePullRecords(ctx)
+		if err != nil {
+			log.Error(err, "Pruning the image pull records")
+		}
+		if n > 0 {
+			log.Info("Pruned the pull records of images the runtime no longer holds", "records", n)
+		}
+	}
 }
 
 // newCredentialProviders reads the credential provider plugins' config;

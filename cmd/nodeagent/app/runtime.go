@@ -80,7 +80,12 @@ func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, from apiO
 	if errors.Is(err, runtime.ErrRuntimeUnavailable) {
 		return nil, fmt.Errorf("%w (is containerd running? set --cri-endpoint)", err)
 	}
-	return rt, err
+	if err != nil {
+		return nil, err
+	}
+	// Images may have gone while the agent was down.
+	prunePullRecords(rt, log)(ctx)
+	return rt, nil
 }
 
 // newVolumes builds the pods' volumes; those of pods from the apiserver
