@@ -24,7 +24,9 @@
 // threshold, InvalidDiskCapacity when the filesystem has no capacity, and
 // ImageGCFailed when a pass fails twice in a row; without a recorder
 // (standalone), a log line says the same. Metrics count the images
-// removed and the bytes freed, by reason, and the failures.
+// removed and the bytes freed, by reason, and the failures. After a pass
+// that removed images, Options.AfterRemoval runs, as the kubelet's
+// post-GC hooks: the agent prunes its image pull records there.
 //
 // Usage:
 //

@@ -37,6 +37,9 @@ type Manager struct {
 	mu sync.Mutex // one pass at a time; guards what follows
 	// records are the images last listed, by ID.
 	records map[string]*imageRecord
+	// removals counts the images removed, so that a pass knows whether
+	// it removed any (Options.AfterRemoval).
+	removals int
 	// started is when the Manager began watching: before MaxAge has
 	// passed since, it cannot tell an image unused for MaxAge.
 	started time.Time
@@ -126,27 +129,42 @@ func (m *Manager) Run(ctx context.Context) error {
 // threshold. It fails if the runtime or the filesystem cannot be read, a
 // removal fails, or not enough could be freed (ErrNotEnoughFreed).
 func (m *Manager) GarbageCollect(ctx context.Context) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	err := m.collect(ctx)
-	if err != nil && ctx.Err() == nil {
-		m.metrics.failedPasses.Inc()
-	}
+	var err error
+	m.pass(ctx, func() {
+		err = m.collect(ctx)
+		if err != nil && ctx.Err() == nil {
+			m.metrics.failedPasses.Inc()
+		}
+	})
 	return err
 }
 
 // FreeUnused removes every unused image old enough to remove, whatever
 // the disk usage, as the kubelet's eviction manager asks before it evicts
 // a pod for disk. It returns the bytes freed.
-func (m *Manager) FreeUnused(ctx context.Context) (int64, error) {
+func (m *Manager) FreeUnused(ctx context.Context) (freed int64, err error) {
+	m.pass(ctx, func() {
+		now := m.opts.Clock.Now()
+		var candidates []candidate
+		if candidates, err = m.evictionOrder(ctx, now); err == nil {
+			freed, err = m.freeSpace(ctx, math.MaxInt64, now, candidates)
+		}
+	})
+	return freed, err
+}
+
+// pass runs one pass alone, then, if it removed an image,
+// Options.AfterRemoval, outside the lock: it may take a while (a list of
+// the runtime's images) and need not hold up the next pass.
+func (m *Manager) pass(ctx context.Context, run func()) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.opts.Clock.Now()
-	candidates, err := m.evictionOrder(ctx, now)
-	if err != nil {
-		return 0, err
+	before := m.removals
+	run()
+	removed := m.removals - before
+	m.mu.Unlock()
+	if removed > 0 && m.opts.AfterRemoval != nil {
+		m.opts.AfterRemoval(ctx)
 	}
-	return m.freeSpace(ctx, math.MaxInt64, now, candidates)
 }
 
 func (m *Manager) collect(ctx context.Context) error {

@@ -3,6 +3,7 @@ package imagegc
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -321,5 +322,40 @@ func TestFreeUnusedRemovesEveryUnusedImageOldEnough(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"b", "c"}, rt.takeRemoved()); d != "" || freed != 200 {
 		t.Errorf("freed %d, removed (-want +got):\n%s", freed, d)
+	}
+}
+
+// AfterRemoval runs after a pass that removed images, once they are gone,
+// and not after a pass that removed none.
+func TestAfterRemovalFollowsThePassesThatRemoved(t *testing.T) {
+	rt := newFakeRuntime(1000, map[string]uint64{"a": 100, "b": 100, "c": 100})
+	var after [][]string // the runtime's images at each call
+	f := newFixture(t, rt, func(o *Options) {
+		o.AfterRemoval = func(ctx context.Context) {
+			imgs, err := rt.ListImages(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			var ids []string
+			for _, img := range imgs {
+				ids = append(ids, img.ID)
+			}
+			slices.Sort(ids)
+			after = append(after, ids)
+		}
+	})
+	rt.use("a")
+	f.mustPass(0)
+	f.mustPass(DefaultMinAge)
+	if len(after) != 0 {
+		t.Fatalf("AfterRemoval called %d times with nothing removed", len(after))
+	}
+	rt.setOther(600) // 90%
+	f.mustPass(time.Minute)
+	if _, err := f.m.FreeUnused(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([][]string{{"a", "c"}, {"a"}}, after); d != "" {
+		t.Errorf("the images at each AfterRemoval (-want +got):\n%s", d)
 	}
 }

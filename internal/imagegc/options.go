@@ -63,6 +63,9 @@ type Options struct {
 	// without one, failures are logged only.
 	Recorder record.EventRecorder
 	NodeName string
+	// AfterRemoval, if set, is called after a pass that removed images,
+	// as the kubelet's post-GC hooks (which prune its image pull records).
+	AfterRemoval func(ctx context.Context)
 	// Registry receives the metrics; nil registers none.
 	Registry metrics.KubeRegistry
 	Clock    clock.WithTicker

@@ -140,6 +140,7 @@ func (m *Manager) remove(ctx context.Context, c candidate, reason string) error 
 		return err
 	}
 	delete(m.records, c.id)
+	m.removals++
 	m.metrics.removed.WithLabelValues(reason).Inc()
 	m.metrics.freed.WithLabelValues(reason).Add(float64(c.size))
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/singleflight"
+	"k8s.io/component-base/metrics"
 	"k8s.io/utils/clock"
 
 	kubeletconfigv1 "k8s.io/kubelet/config/v1"
@@ -17,8 +18,8 @@ import (
 
 // CredentialProviderOptions configure NewCredentialProviders.
 type CredentialProviderOptions struct {
-	// ConfigPath is the CredentialProviderConfig file
-	// (--image-credential-provider-config), BinDir the directory of the
+	// ConfigPath is the CredentialProviderConfig file, or directory of
+	// them (--image-credential-provider-config), BinDir the directory of the
 	// plugins it names (--image-credential-provider-bin-dir).
 	ConfigPath string
 	BinDir     string
@@ -26,6 +27,8 @@ type CredentialProviderOptions struct {
 	Timeout time.Duration
 	Logger  logr.Logger
 	Clock   clock.Clock
+	// Metrics, if set, gets the kubelet's credential provider metrics.
+	Metrics metrics.KubeRegistry
 }
 
 // CredentialProviders are the node's credential provider plugins, asked
@@ -36,6 +39,7 @@ type CredentialProviders struct {
 	log       logr.Logger
 	clock     clock.Clock
 	timeout   time.Duration
+	metrics   *pluginMetrics
 	providers []*pluginProvider
 }
 
@@ -68,13 +72,17 @@ func NewCredentialProviders(opts CredentialProviderOptions) (*CredentialProvider
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultPluginTimeout
 	}
-	cfgs, bins, err := readProviderConfig(opts.ConfigPath, opts.BinDir)
+	pc, err := readProviderConfig(opts.ConfigPath, opts.BinDir)
 	if err != nil {
 		return nil, err
 	}
-	c := &CredentialProviders{log: opts.Logger, clock: opts.Clock, timeout: opts.Timeout}
-	for _, cfg := range cfgs {
-		p := &pluginProvider{cfg: cfg, bin: bins[cfg.Name], cache: map[string]cachedAnswer{}}
+	m, err := newPluginMetrics(opts.Metrics, pc.hash)
+	if err != nil {
+		return nil, fmt.Errorf("the credential provider plugins' metrics: %w", err)
+	}
+	c := &CredentialProviders{log: opts.Logger, clock: opts.Clock, timeout: opts.Timeout, metrics: m}
+	for _, cfg := range pc.providers {
+		p := &pluginProvider{cfg: cfg, bin: pc.bins[cfg.Name], cache: map[string]cachedAnswer{}}
 		for _, m := range cfg.MatchImages {
 			key, _ := locationKey(m) // validated
 			p.patterns = append(p.patterns, key)
@@ -131,7 +139,7 @@ func (c *CredentialProviders) answer(ctx context.Context, p *pluginProvider, rep
 		if entries, ok := p.cached(repo, c.clock.Now()); ok {
 			return entries, nil
 		}
-		resp, err := execPlugin(context.WithoutCancel(ctx), p.bin, p.cfg, repo, c.timeout)
+		resp, err := execPlugin(context.WithoutCancel(ctx), p.bin, p.cfg, repo, c.timeout, c.metrics)
 		if err != nil {
 			return nil, err
 		}

@@ -41,7 +41,7 @@ func TestCredentialProviderConfigValidation(t *testing.T) {
 		{"unknown field", head + "providers:" + good + "\n  matchImage: [x.io]", []string{`unknown field "providers[0].matchImage"`}},
 		{"name with a slash", head + "providers:" + strings.Replace(good, "name: plugin", "name: ../bin/plugin", 1),
 			[]string{"providers[0].name", `provider "../bin/plugin"`, "plain file name"}},
-		{"name duplicated", head + "providers:" + good + good, []string{"providers[1].name: Duplicate value"}},
+		{"name duplicated", head + "providers:" + good + good, []string{`providers[1].name: provider "plugin" is also named in`}},
 		{"plugin absent", head + "providers:" + strings.Replace(good, "name: plugin", "name: absent", 1),
 			[]string{`providers[0] "absent": no executable in the bin dir`}},
 		{"plugin not executable", head + "providers:" + strings.Replace(good, "name: plugin", "name: not-executable", 1),
@@ -85,5 +85,86 @@ func TestCredentialProviderConfigValidation(t *testing.T) {
 	}
 	if _, err := NewCredentialProviders(CredentialProviderOptions{ConfigPath: filepath.Join(dir, "absent.yaml"), BinDir: bin}); err == nil || !strings.Contains(err.Error(), "absent.yaml") {
 		t.Errorf("absent config: error %v, want one naming the file", err)
+	}
+}
+
+func TestCredentialProviderConfigDirectory(t *testing.T) {
+	bin := t.TempDir()
+	for _, name := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	provider := func(name string) string {
+		return "\n- name: " + name + "\n  apiVersion: credentialprovider.kubelet.k8s.io/v1\n  matchImages: [" + name + ".example.com]\n  defaultCacheDuration: 1m"
+	}
+	config := func(names ...string) string {
+		s := "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:"
+		if len(names) == 0 {
+			return s + " []"
+		}
+		for _, n := range names {
+			s += provider(n)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		// want: the providers in order; else wantErr: every piece in the error.
+		want    []string
+		wantErr []string
+	}{
+		{"merged in lexical order", map[string]string{"20-b.yaml": config("b"), "10-c.yml": config("c"), "30-a.json": `{"apiVersion": "kubelet.config.k8s.io/v1", "kind": "CredentialProviderConfig", "providers": [
+			{"name": "a", "apiVersion": "credentialprovider.kubelet.k8s.io/v1", "matchImages": ["a.example.com"], "defaultCacheDuration": "0s"}]}`}, []string{"c", "b", "a"}, nil},
+		{"other files and subdirectories left alone", map[string]string{"1.yaml": config("a"), "README": "not a config", "old.yaml.bak": "x: [", "sub.yaml/x.yaml": config("b")}, []string{"a"}, nil},
+		{"a file without providers", map[string]string{"1.yaml": config(), "2.yaml": config("b", "a")}, []string{"b", "a"}, nil},
+		{"a name in two files", map[string]string{"1.yaml": config("a"), "2.yaml": config("b", "a")},
+			nil, []string{"2.yaml: providers[1].name", `provider "a" is also named in`, "1.yaml"}},
+		{"no providers at all", map[string]string{"1.yaml": config(), "2.json": config()}, nil, []string{"providers: Required value"}},
+		{"no config files", map[string]string{"notes.txt": config("a")}, nil, []string{"without config files (.json, .yaml, .yml)"}},
+		{"an invalid file is named", map[string]string{"1.yaml": config("a"), "2.yaml": strings.Replace(config("b"), "1m", "-1m", 1)},
+			nil, []string{"2.yaml: providers[0].defaultCacheDuration", "must not be negative"}},
+		{"a file that does not decode is named", map[string]string{"1.yaml": config("a"), "2.yaml": "kind: ["}, nil, []string{"2.yaml:"}},
+		{"too large together", map[string]string{"1.yaml": config("a") + "\n#" + strings.Repeat("x", maxProviderConfigBytes/2),
+			"2.yaml": config("b") + "\n#" + strings.Repeat("x", maxProviderConfigBytes/2)}, nil, []string{"2.yaml", "larger than"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tc.files {
+				path := filepath.Join(dir, name)
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cp, err := NewCredentialProviders(CredentialProviderOptions{ConfigPath: dir, BinDir: bin})
+			if tc.wantErr != nil {
+				if err == nil {
+					t.Fatalf("no error, want one with %q", tc.wantErr)
+				}
+				for _, w := range append(tc.wantErr, dir) {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q, want it to say %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range cp.providers {
+				got = append(got, p.cfg.Name)
+				if p.bin != filepath.Join(bin, p.cfg.Name) {
+					t.Errorf("provider %q: bin %q", p.cfg.Name, p.bin)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("providers %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

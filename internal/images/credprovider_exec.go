@@ -35,8 +35,9 @@ var errPluginOutputTooLarge = fmt.Errorf("answer larger than %d bytes", maxPlugi
 // credentialprovider.kubelet.k8s.io/v1: the provider's args, its env over
 // the agent's, a CredentialProviderRequest on stdin and a
 // CredentialProviderResponse on stdout. The run is killed at timeout;
-// its stderr, bounded, goes into the error.
-func execPlugin(ctx context.Context, bin string, p kubeletconfigv1.CredentialProvider, image string, timeout time.Duration) (*credentialproviderv1.CredentialProviderResponse, error) {
+// its stderr, bounded, goes into the error. The run's duration, and its
+// failure (not an answer refused), go into m.
+func execPlugin(ctx context.Context, bin string, p kubeletconfigv1.CredentialProvider, image string, timeout time.Duration, m *pluginMetrics) (*credentialproviderv1.CredentialProviderResponse, error) {
 	req, err := json.Marshal(&credentialproviderv1.CredentialProviderRequest{
 		TypeMeta: credentialTypeMeta("CredentialProviderRequest"),
 		Image:    image,
@@ -59,7 +60,9 @@ func execPlugin(ctx context.Context, bin string, p kubeletconfigv1.CredentialPro
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
+	start := time.Now()
 	err = cmd.Run()
+	m.observeRun(p.Name, time.Since(start), err != nil || ctx.Err() != nil || stdout.overflow)
 	switch {
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, fmt.Errorf("killed after %v: %s", timeout, stderr)

@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/component-base/metrics"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -27,6 +28,7 @@ type testPlugin struct {
 	cp    *CredentialProviders
 	clock *clocktesting.FakeClock
 	log   *logBuffer
+	reg   metrics.KubeRegistry
 }
 
 const pluginScript = `#!/bin/sh
@@ -58,13 +60,13 @@ providers:
 func newTestPlugin(t testing.TB, matchImages, defaultCache string) *testPlugin {
 	t.Helper()
 	dir := t.TempDir()
-	p := &testPlugin{t: t, dir: dir, clock: clocktesting.NewFakeClock(time.Unix(1e9, 0)), log: &logBuffer{}}
+	p := &testPlugin{t: t, dir: dir, clock: clocktesting.NewFakeClock(time.Unix(1e9, 0)), log: &logBuffer{}, reg: metrics.NewKubeRegistry()}
 	p.write("bin/test-plugin", pluginScript, 0o755)
 	p.then(`cat "$PLUGIN_DIR/response"`)
 	cfg := p.write("config.yaml", providerYAML(dir, matchImages, defaultCache, ""), 0o600)
 	cp, err := NewCredentialProviders(CredentialProviderOptions{
 		ConfigPath: cfg, BinDir: filepath.Join(dir, "bin"),
-		Timeout: 2 * time.Second, Clock: p.clock, Logger: p.log.logger(),
+		Timeout: 2 * time.Second, Clock: p.clock, Logger: p.log.logger(), Metrics: p.reg,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -68,6 +68,9 @@ type repoCredentials struct {
 type pullRecord struct {
 	ImageID      string                      `json:"imageID"`
 	Repositories map[string]*repoCredentials `json:"repositories"`
+	// gen is when the record was last written (PullRecords.gen); a record
+	// read from disk is older than any written since.
+	gen uint64
 }
 
 // PullRecords remembers which credentials pulled each image the agent
@@ -84,6 +87,9 @@ type PullRecords struct {
 
 	mu      sync.Mutex
 	records map[string]*pullRecord
+	// gen counts the pulls recorded (Pulled), so that Prune keeps a
+	// record written after it listed the runtime's images.
+	gen     uint64
 	intents map[string]int
 	// leftover are the intents an earlier agent left (pulls it did not
 	// finish), by file name.
@@ -218,6 +224,10 @@ func (p *PullRecords) Pulled(repository, imageID string, auth *AuthConfig) error
 	if rec == nil {
 		rec = &pullRecord{ImageID: imageID, Repositories: map[string]*repoCredentials{}}
 	}
+	// Even a pull that changes nothing is new: its image is present again
+	// and Prune must not take a list from before it for the truth.
+	p.gen++
+	rec.gen = p.gen
 	creds := rec.Repositories[repository]
 	if creds == nil {
 		creds = &repoCredentials{}
@@ -303,7 +313,7 @@ func (p *PullRecords) write(rec *pullRecord) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(p.dir, fileKey(rec.ImageID)+recordFileNameSuffix)
+	path := p.recordPath(rec.ImageID)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, recordFileMode); err != nil {
 		return fmt.Errorf("image pull record of %s: %w", rec.ImageID, err)
@@ -312,6 +322,10 @@ func (p *PullRecords) write(rec *pullRecord) error {
 		return fmt.Errorf("image pull record of %s: %w", rec.ImageID, err)
 	}
 	return nil
+}
+
+func (p *PullRecords) recordPath(imageID string) string {
+	return filepath.Join(p.dir, fileKey(imageID)+recordFileNameSuffix)
 }
 
 func (p *PullRecords) intentPath(image string) string {

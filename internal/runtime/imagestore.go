@@ -120,3 +120,21 @@ func (r *Runtime) SandboxImage(ctx context.Context) (string, error) {
 	}
 	return st.GetImage().GetId(), nil
 }
+
+// PrunePullRecords forgets the pulls recorded of images the runtime no
+// longer holds (Options.PullRecords), as the kubelet does after removing
+// images: an image pulled again later is decided by its new pull. It
+// returns how many records went.
+func (r *Runtime) PrunePullRecords(ctx context.Context) (int, error) {
+	if r.opts.PullRecords == nil {
+		return 0, nil
+	}
+	return r.opts.PullRecords.Prune(ctx, func(ctx context.Context) ([]string, error) {
+		imgs, err := r.ListImages(ctx)
+		ids := make([]string, len(imgs))
+		for i, img := range imgs {
+			ids[i] = img.ID
+		}
+		return ids, err
+	})
+}

@@ -18,7 +18,9 @@
 // file once it has been quiet for a few milliseconds (Debounce), re-reading
 // only that file, in the background (two files at a time), so that a large
 // manifest being parsed does not delay the pickup of a small one; a
-// periodic full re-read catches what inotify cannot see.
+// periodic full re-read catches what inotify cannot see. Without inotify
+// (a host whose inotify instances are used up) the re-reads are all there
+// is, and each tries for inotify again.
 // Hidden files, editor swap, backup and temporary files, and names without
 // a manifest extension are ignored. A missing directory counts as no pods
 // and is retried with backoff. Two files defining one pod full name are

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
@@ -91,7 +92,9 @@ type FileSource struct {
 	unresolved map[uint64]bool
 	picked     []time.Time
 	// parse is manifest.ParseManifest; a test may slow it down.
-	parse      func([]byte, manifest.ParseOptions) ([]*corev1.Pod, error)
+	parse func([]byte, manifest.ParseOptions) ([]*corev1.Pod, error)
+	// newWatcher is fsnotify.NewWatcher; a test may make it fail.
+	newWatcher func() (*fsnotify.Watcher, error)
 	sent       bool // a SET was sent since the path (re)appeared
 	singleFile string
 
@@ -146,6 +149,7 @@ func NewFileSource(opts FileOptions) (*FileSource, error) {
 		open:       make(map[uint64]int),
 		unresolved: make(map[uint64]bool),
 		parse:      manifest.ParseManifest,
+		newWatcher: fsnotify.NewWatcher,
 		published:  make(map[string]error),
 	}, nil
 }

@@ -16,6 +16,10 @@ import (
 
 var errWatchEnded = errors.New("the watch ended")
 
+// errWatchAvailable ends a session that ran without inotify once a watch
+// can be had again: the next session watches.
+var errWatchAvailable = errors.New("inotify is available again")
+
 // Run watches the manifests until ctx ends, and returns nil then. A
 // missing path is not an error: it counts as no pods, and is retried with
 // backoff until it appears. Any other failure (the watch breaks, the
@@ -28,6 +32,10 @@ func (s *FileSource) Run(ctx context.Context) error {
 		started, err := s.session(ctx)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if errors.Is(err, errWatchAvailable) {
+			s.log.Info("inotify is available again; watching the manifests")
+			continue
 		}
 		if started {
 			delay = retryMin
@@ -88,15 +96,9 @@ func (s *FileSource) session(ctx context.Context) (started bool, err error) {
 	if !fi.IsDir() {
 		dir, s.singleFile = filepath.Dir(s.opts.Path), filepath.Base(s.opts.Path)
 	}
-	w, err := fsnotify.NewWatcher()
-	if err == nil {
-		if err = w.Add(dir); err != nil {
-			_ = w.Close() // the Add error is the one to report
-		}
-	}
+	w, err := s.watch(dir)
 	if err != nil {
-		s.log.Error(err, "inotify is unavailable; falling back to periodic re-reads", "interval", s.opts.ResyncInterval)
-		w = nil
+		s.log.Error(err, "inotify is unavailable (its instances or watches may be used up on this host); falling back to periodic re-reads, and trying again at each", "interval", s.opts.ResyncInterval)
 	} else {
 		defer w.Close()
 	}
@@ -259,6 +261,15 @@ func (s *FileSource) loop(ctx context.Context, w *fsnotify.Watcher, dir string) 
 				debounce = s.opts.Clock.NewTimer(next)
 			}
 		case <-resync.C():
+			if w == nil {
+				// Without inotify, each resync tries for it again: a host
+				// whose instances were used up may have freed some, and a
+				// watch brings back pickups in milliseconds, not seconds.
+				if probe, err := s.watch(dir); err == nil {
+					_ = probe.Close()
+					return errWatchAvailable
+				}
+			}
 			if err := s.scan(ctx); err != nil {
 				return err
 			}
@@ -268,6 +279,19 @@ func (s *FileSource) loop(ctx context.Context, w *fsnotify.Watcher, dir string) 
 			}
 		}
 	}
+}
+
+// watch watches dir with inotify.
+func (s *FileSource) watch(dir string) (*fsnotify.Watcher, error) {
+	w, err := s.newWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Add(dir); err != nil {
+		_ = w.Close() // the Add error is the one to report
+		return nil, err
+	}
+	return w, nil
 }
 
 // classify maps an event to the manifest it concerns, or asks for a full

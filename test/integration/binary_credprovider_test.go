@@ -37,7 +37,8 @@ func TestBinaryImageCredentialProvider(t *testing.T) {
 
 	t.Run("right password", func(t *testing.T) {
 		runs := filepath.Join(t.TempDir(), "runs")
-		h := newConnectedAgent(t, credentialProviderArgs(t, runs, env.Registry.Password)...)
+		// The config as a directory of files, the kubelet's other form.
+		h := newConnectedAgent(t, credentialProviderArgs(t, runs, env.Registry.Password, true)...)
 		waitNode(t, "Ready", 30*time.Second, isReady)
 		served := func() int {
 			n, err := env.Registry.Requests("/v2/"+framework.PrivateBusybox+"/manifests/", " 200 ", "user=\""+env.Registry.User+"\"")
@@ -71,11 +72,18 @@ func TestBinaryImageCredentialProvider(t *testing.T) {
 		if got := pluginRuns(t, runs); len(got) != 1 {
 			t.Errorf("plugin runs %q, want still one: its answer is cached for 10 minutes", got)
 		}
+		// The kubelet's metrics of the plugin: one run timed, none failed.
+		if n := h.metricWith(t, "kubelet_credential_provider_plugin_duration_count", `plugin_name="credplugin"`); n != 1 {
+			t.Errorf("kubelet_credential_provider_plugin_duration_count = %v, want 1 run", n)
+		}
+		if n := h.metricWith(t, "kubelet_credential_provider_plugin_errors_total"); n != 0 {
+			t.Errorf("kubelet_credential_provider_plugin_errors_total = %v, want 0", n)
+		}
 	})
 
 	t.Run("wrong password", func(t *testing.T) {
 		runs := filepath.Join(t.TempDir(), "runs")
-		h := newConnectedAgent(t, credentialProviderArgs(t, runs, "not-the-password")...)
+		h := newConnectedAgent(t, credentialProviderArgs(t, runs, "not-the-password", false)...)
 		waitNode(t, "Ready", 30*time.Second, isReady)
 		pod := h.createAPIPod(private(h, "plugin-wrong"))
 		got := h.waitAPIPod(pod.Name, "ErrImagePull", 60*time.Second, waitingReason("ErrImagePull"))
@@ -90,8 +98,9 @@ func TestBinaryImageCredentialProvider(t *testing.T) {
 
 // credentialProviderArgs are the agent's flags for one provider,
 // credplugin, answering the registry's user and password for its host,
-// its runs logged to runs and its answer cached 10 minutes.
-func credentialProviderArgs(t *testing.T, runs, password string) []string {
+// its runs logged to runs and its answer cached 10 minutes; asDir puts
+// the config in a directory, beside a file that is not read.
+func credentialProviderArgs(t *testing.T, runs, password string, asDir bool) []string {
 	t.Helper()
 	cfg := kubeletconfigv1.CredentialProviderConfig{
 		TypeMeta: metav1.TypeMeta{APIVersion: kubeletconfigv1.SchemeGroupVersion.String(), Kind: "CredentialProviderConfig"},
@@ -112,7 +121,15 @@ func credentialProviderArgs(t *testing.T, runs, password string) []string {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "credential-providers.json")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	file := path
+	if asDir {
+		path = t.TempDir()
+		file = filepath.Join(path, "10-credplugin.json")
+		if err := os.WriteFile(filepath.Join(path, "notes.txt"), []byte("not a config"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return []string{"--image-credential-provider-config=" + path, "--image-credential-provider-bin-dir=" + credPluginDir(t)}

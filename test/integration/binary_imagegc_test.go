@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -172,6 +173,44 @@ func TestBinaryImageGC(t *testing.T) {
 	if got := h.metricWith(t, "nodeagent_image_gc_freed_bytes_total", `reason="space"`); got < float64(len(removed))*(8<<20) {
 		t.Errorf("nodeagent_image_gc_freed_bytes_total{reason=\"space\"} = %v, want at least %d images of 8 MiB", got, len(removed))
 	}
+	// The pull records of the images removed went with them; those of the
+	// images kept stay.
+	recorded := func() map[string]bool {
+		out := map[string]bool{}
+		for _, n := range names {
+			resp, err := p.CRI.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: refs[n]}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id := resp.GetImage().GetId(); id != "" {
+				out[id] = false
+			}
+		}
+		files, err := filepath.Glob(filepath.Join(h.dir, "root", "image-pull-records", "*.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec struct{ ImageID string }
+			if err := json.Unmarshal(data, &rec); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			out[rec.ImageID] = true
+		}
+		return out
+	}
+	waitFor(t, 10*time.Second, "a pull record for each image kept and none for those removed", func() bool {
+		for _, ok := range recorded() {
+			if !ok {
+				return false
+			}
+		}
+		return len(recorded()) == len(kept)
+	})
 	// The keeper and g still run.
 	runs("keeper")
 	runs("use-g")

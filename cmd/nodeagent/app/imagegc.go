@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -56,19 +57,21 @@ var imageGCFlags = map[string]string{
 // validateImageGC checks the policy by the garbage collector's own rules,
 // naming the flags.
 func (o *Options) validateImageGC() []error {
-	if err := o.imageGCOptions(nil, nil, nil, logr.Discard()).Validate(imageGCFlags); err != nil {
+	if err := o.imageGCOptions(nil, nil, nil, nil, logr.Discard()).Validate(imageGCFlags); err != nil {
 		return []error{err}
 	}
 	return nil
 }
 
 // imageGCOptions are the garbage collector's options the flags give;
-// events go to rec, nil standalone.
-func (o *Options) imageGCOptions(rt imagegc.Runtime, rec record.EventRecorder, reg metrics.KubeRegistry, log logr.Logger) imagegc.Options {
+// events go to rec, nil standalone; afterRemoval follows a pass that
+// removed images.
+func (o *Options) imageGCOptions(rt imagegc.Runtime, rec record.EventRecorder, reg metrics.KubeRegistry, afterRemoval func(context.Context), log logr.Logger) imagegc.Options {
 	g := o.ImageGC
 	return imagegc.Options{
 		Runtime: rt, HighThresholdPercent: g.HighThresholdPercent, LowThresholdPercent: g.LowThresholdPercent,
 		MinAge: g.MinAge, MaxAge: g.MaxAge, Period: g.Period,
 		Recorder: rec, NodeName: o.NodeName, Registry: reg, Logger: log,
+		AfterRemoval: afterRemoval,
 	}
 }

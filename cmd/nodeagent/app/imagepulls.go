@@ -1,13 +1,16 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/pflag"
+	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/images"
+	"github.com/nodeagent/nodeagent/internal/runtime"
 )
 
 // ImagePulls are how many image pulls run at once, who may use a present
@@ -34,7 +37,7 @@ func (o *Options) addImagePullFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&p.VerifyAllowlist, "preloaded-images-verification-allowlist", p.VerifyAllowlist,
 		"with --image-pull-credentials-verification-policy=NeverVerifyAllowlistedImages, the images every pod may use when present: fully qualified repositories (registry/path/name), or prefixes ending in /*")
 	fs.StringVar(&p.CredentialProviderConfig, "image-credential-provider-config", p.CredentialProviderConfig,
-		"a CredentialProviderConfig file (kubelet.config.k8s.io/v1): the credential provider plugins asked for the credentials of the images they match, after the pod's pull secrets and the node's docker config; needs --image-credential-provider-bin-dir")
+		"a CredentialProviderConfig file (kubelet.config.k8s.io/v1), or a directory of them (its *.json, *.yaml and *.yml files merged in lexical order, a provider name in one only): the credential provider plugins asked for the credentials of the images they match, after the pod's pull secrets and the node's docker config; needs --image-credential-provider-bin-dir")
 	fs.StringVar(&p.CredentialProviderBinDir, "image-credential-provider-bin-dir", p.CredentialProviderBinDir,
 		"the directory of the plugins --image-credential-provider-config names")
 }
@@ -45,9 +48,24 @@ func (o *Options) pullRecords() (*images.PullRecords, error) {
 	return images.OpenPullRecords(filepath.Join(o.RootDir, "image-pull-records"), images.VerifyPolicy(o.ImagePulls.VerifyPolicy), o.ImagePulls.VerifyAllowlist)
 }
 
+// prunePullRecords forgets the pulls recorded of the images the runtime no
+// longer holds; called at the start, and after image garbage collection
+// removed images. A failure is logged: the records stay until the next.
+func prunePullRecords(rt *runtime.Runtime, log logr.Logger) func(context.Context) {
+	return func(ctx context.Context) {
+		n, err := rt.PrunePullRecords(ctx)
+		if err != nil {
+			log.Error(err, "Pruning the image pull records")
+		}
+		if n > 0 {
+			log.Info("Pruned the pull records of images the runtime no longer holds", "records", n)
+		}
+	}
+}
+
 // newCredentialProviders reads the credential provider plugins' config;
-// nil without one.
-func (p ImagePulls) newCredentialProviders(log logr.Logger) (*images.CredentialProviders, error) {
+// nil without one. Their metrics go into reg.
+func (p ImagePulls) newCredentialProviders(reg metrics.KubeRegistry, log logr.Logger) (*images.CredentialProviders, error) {
 	if p.CredentialProviderConfig == "" {
 		return nil, nil
 	}
@@ -55,6 +73,7 @@ func (p ImagePulls) newCredentialProviders(log logr.Logger) (*images.CredentialP
 		ConfigPath: p.CredentialProviderConfig,
 		BinDir:     p.CredentialProviderBinDir,
 		Logger:     log.WithName("credential-providers"),
+		Metrics:    reg,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("--image-credential-provider-config: %w", err)

@@ -51,11 +51,11 @@ func TestCredentialProviderFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A config that does not validate stops the start, naming the flag.
-	_, err = o.ImagePulls.newCredentialProviders(logr.Discard())
+	_, err = o.ImagePulls.newCredentialProviders(nil, logr.Discard())
 	if err == nil || !strings.Contains(err.Error(), "--image-credential-provider-config: "+config) {
 		t.Errorf("error %v, want one naming the flag and the file", err)
 	}
-	if cp, err := NewOptions().ImagePulls.newCredentialProviders(logr.Discard()); cp != nil || err != nil {
+	if cp, err := NewOptions().ImagePulls.newCredentialProviders(nil, logr.Discard()); cp != nil || err != nil {
 		t.Errorf("without the flags: %v, %v; want no plugins", cp, err)
 	}
 }

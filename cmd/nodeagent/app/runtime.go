@@ -34,13 +34,14 @@ func (o *Options) newCgroups(reg metrics.KubeRegistry, log logr.Logger) (*cgroup
 
 // newRuntime connects to the container runtime: nothing runs without it,
 // so it is checked first. The machine's memory sets the OOM score
-// adjustment of Burstable containers.
+// adjustment of Burstable containers. The CRI calls' and the credential
+// provider plugins' metrics go into reg.
 func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, alloc *allocation.Store, from apiObjects, machine node.Machine, reg metrics.KubeRegistry, log logr.Logger) (*runtime.Runtime, error) {
 	records, err := o.pullRecords()
 	if err != nil {
 		return nil, err
 	}
-	creds, err := o.ImagePulls.newCredentialProviders(log)
+	creds, err := o.ImagePulls.newCredentialProviders(reg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,12 @@ func (o *Options) newRuntime(ctx context.Context, cg *cgroups.Manager, alloc *al
 	if errors.Is(err, runtime.ErrRuntimeUnavailable) {
 		return nil, fmt.Errorf("%w (is containerd running? set --cri-endpoint)", err)
 	}
-	return rt, err
+	if err != nil {
+		return nil, err
+	}
+	// Images may have gone while the agent was down.
+	prunePullRecords(rt, log)(ctx)
+	return rt, nil
 }
 
 // newVolumes builds the pods' volumes; those of pods from the apiserver

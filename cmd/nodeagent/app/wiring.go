@@ -60,7 +60,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	}
 	ev := newEvents(ctx, o.NodeName, conn)
 	defer ev.shutdown()
-	imageGC, err := imagegc.New(o.imageGCOptions(rt, ev.recorder(), reg, log))
+	imageGC, err := imagegc.New(o.imageGCOptions(rt, ev.recorder(), reg, prunePullRecords(rt, log), log))
 	if err != nil {
 		return err
 	}
