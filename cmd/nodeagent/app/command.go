@@ -87,13 +87,16 @@ func Main(args []string) int {
 }
 
 // settle completes the parsed command line with the config file it names,
-// and checks the result. The notes are about kubelet fields it ignores,
-// for the log.
+// and checks the result. The notes are about kubelet flags and fields it
+// ignores, for the log.
 func settle(fs *pflag.FlagSet, o *Options) (notes []string, err error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q: every setting is a --flag", fs.Args())
 	}
 	if err := checkCommandLine(fs, o); err != nil {
+		return nil, err
+	}
+	if notes, err = checkKubeletFlags(fs); err != nil {
 		return nil, err
 	}
 	if o.ConfigFile != "" {

@@ -200,6 +200,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, "how far the heap may grow, in percent of the live heap, before Go collects it (Go's GOGC, whose own default is 100): lower uses less memory and more CPU. The GOGC environment variable, if set, wins")
 
 	logsapi.AddFlags(o.Logging, fs)
+
+	addKubeletFlags(fs)
 }
 
 // complete fills what defaults to other options.
