@@ -145,7 +145,7 @@ func NewOptions() *Options {
 
 // AddFlags registers every option on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "YAML file of settings, keyed by flag name (manifest-dir: /etc/nodeagent/manifests); flags given on the command line win")
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "YAML file of settings: keyed by flag name (manifest-dir: /etc/nodeagent/manifests), or a kubelet's KubeletConfiguration (kubelet.config.k8s.io/v1beta1), whose fields nodeagent does not implement are refused by name; flags given on the command line win")
 
 	fs.StringVar(&o.ManifestDir, "manifest-dir", o.ManifestDir, "directory of static pod manifests (*.yaml, *.yml, *.json), or a single manifest file")
 	fs.StringVar(&o.ManifestURL, "manifest-url", o.ManifestURL, "URL serving a Pod or PodList manifest, polled every --http-check-frequency")
