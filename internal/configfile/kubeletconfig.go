@@ -61,7 +61,9 @@ func applyKubeletConfiguration(fs *pflag.FlagSet, path string, data []byte, raw 
 				errs = append(errs, fmt.Errorf("config file %s: %s: %w", path, f.path, err))
 			}
 		case f.path == healthzAddressPath || f.path == healthzPortPath:
+			// setHealthz, below: the two are one flag.
 		case !strict:
+			// A tool that reads some settings: the agent judges the rest.
 		case ok:
 			errs = append(errs, fmt.Errorf("config file %s: %s is set, and this build of nodeagent has no --%s to hold it", path, f.path, e.Flag))
 		default:
