@@ -19,30 +19,42 @@ import (
 // same in both places, and a flag given on the command line wins. Unknown
 // keys are errors, as a misspelt setting must not pass silently. A list
 // sets a repeatable flag once per item.
-func Apply(fs *pflag.FlagSet, path string) error { return apply(fs, path, true) }
+//
+// The file may instead be a kubelet's KubeletConfiguration (it has an
+// apiVersion): its fields set the flags KubeletFields names, and a field
+// nodeagent does not implement is an error, or a note returned for the
+// log when it is harmless.
+func Apply(fs *pflag.FlagSet, path string) (notes []string, err error) { return apply(fs, path, true) }
 
 // ApplyKnown is Apply for a tool that reads some of the agent's settings:
 // keys fs has no flag for are skipped (the agent itself refuses the
 // misspelt ones).
-func ApplyKnown(fs *pflag.FlagSet, path string) error { return apply(fs, path, false) }
+func ApplyKnown(fs *pflag.FlagSet, path string) error {
+	_, err := apply(fs, path, false)
+	return err
+}
 
-func apply(fs *pflag.FlagSet, path string, strict bool) error {
+func apply(fs *pflag.FlagSet, path string, strict bool) ([]string, error) {
 	data, err := readBounded(path)
 	if err != nil {
-		return fmt.Errorf("config file: %w", err)
+		return nil, fmt.Errorf("config file: %w", err)
 	}
 	var settings map[string]any
 	if err := yaml.Unmarshal(data, &settings); err != nil {
-		return fmt.Errorf("config file %s: %w", path, err)
+		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
-	if holdsCredentials(settings) {
+	kubelet := isKubeletConfiguration(settings)
+	if (kubelet && kubeletHoldsCredentials(settings)) || (!kubelet && holdsCredentials(settings)) {
 		fi, err := os.Stat(path)
 		if err == nil {
 			err = CheckPrivate(path, fi)
 		}
 		if err != nil {
-			return fmt.Errorf("config file (it sets manifest-url-header or a manifest-url with userinfo): %w", err)
+			return nil, fmt.Errorf("config file (it sets the manifest URL's headers, or userinfo in the URL): %w", err)
 		}
+	}
+	if kubelet {
+		return applyKubeletConfiguration(fs, path, data, settings, strict)
 	}
 	keys := make([]string, 0, len(settings))
 	for k := range settings {
@@ -55,22 +67,22 @@ func apply(fs *pflag.FlagSet, path string, strict bool) error {
 			continue
 		}
 		if f == nil || key == "config" {
-			return fmt.Errorf("config file %s: unknown setting %q (settings are named as the flags: see --help)", path, key)
+			return nil, fmt.Errorf("config file %s: unknown setting %q (settings are named as the flags: see --help)", path, key)
 		}
 		if f.Changed {
 			continue
 		}
 		values, err := flagValues(settings[key])
 		if err != nil {
-			return fmt.Errorf("config file %s: %s: %w", path, key, err)
+			return nil, fmt.Errorf("config file %s: %s: %w", path, key, err)
 		}
 		for _, v := range values {
 			if err := fs.Set(key, v); err != nil {
-				return fmt.Errorf("config file %s: %s: %w", path, key, err)
+				return nil, fmt.Errorf("config file %s: %s: %w", path, key, err)
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // flagValues spells a YAML value as flag arguments.

@@ -28,7 +28,7 @@ func TestApplyKnownSkipsWhatTheToolDoesNotRead(t *testing.T) {
 	if *dir != "/etc/m" {
 		t.Errorf("manifest-dir = %q, want /etc/m", *dir)
 	}
-	if err := Apply(fs, path); err == nil || !strings.Contains(err.Error(), `"cri-endpoint"`) {
+	if _, err := Apply(fs, path); err == nil || !strings.Contains(err.Error(), `"cri-endpoint"`) {
 		t.Errorf("Apply of an unknown key: error = %v, want one naming it", err)
 	}
 }

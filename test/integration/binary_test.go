@@ -79,9 +79,12 @@ type agentHarness struct {
 	socket    string
 	addr      string
 	extraArgs []string
-	binary    string // the agent to run; empty: this tree's
-	cri       *framework.CRI
-	client    *localapi.Client
+	// argv, if set, is the whole command line instead of h's state
+	// flags and extraArgs (a test of the command line itself).
+	argv   []string
+	binary string // the agent to run; empty: this tree's
+	cri    *framework.CRI
+	client *localapi.Client
 
 	proc   *exec.Cmd
 	exited chan struct{}
@@ -109,6 +112,14 @@ func newAgentNamed(t testing.TB, node string, extraArgs ...string) *agentHarness
 // tree's), as an upgrade test's older version.
 func newAgentOf(t testing.TB, node, binary string, extraArgs ...string) *agentHarness {
 	t.Helper()
+	h := newHarness(t, node, binary, extraArgs...)
+	h.start()
+	return h
+}
+
+// newHarness is newAgentOf without the start.
+func newHarness(t testing.TB, node, binary string, extraArgs ...string) *agentHarness {
+	t.Helper()
 	sockDir, err := os.MkdirTemp("", "na")
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +140,6 @@ func newAgentOf(t testing.TB, node, binary string, extraArgs ...string) *agentHa
 		t.Fatal(err)
 	}
 	t.Cleanup(h.teardown)
-	h.start()
 	return h
 }
 
@@ -145,6 +155,9 @@ func freeAddress(t testing.TB) string {
 // args are the flags every start of the agent gets: h's state, then the
 // test's own.
 func (h *agentHarness) args() []string {
+	if h.argv != nil {
+		return h.argv
+	}
 	args := []string{
 		"--manifest-dir", h.manifests,
 		"--cri-endpoint", env.CRIEndpoint,

@@ -46,9 +46,10 @@ func Main(args []string) int {
 	// Before the config file adds its settings: these are about the
 	// command line alone.
 	warnings := commandLineWarnings(fs, o)
+	var notes []string
 	if err == nil {
 		verflag.PrintAndExitIfRequested()
-		err = settle(fs, o)
+		notes, err = settle(fs, o)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nodeagent: %v\nRun 'nodeagent --help' for the flags.\n", err)
@@ -64,6 +65,9 @@ func Main(args []string) int {
 	log := klog.Background().WithName("nodeagent")
 	for _, w := range warnings {
 		log.Info("Warning: " + w)
+	}
+	for _, n := range notes {
+		log.Info(n)
 	}
 
 	// The first SIGTERM or SIGINT stops the agent and leaves the pods
@@ -86,21 +90,27 @@ func Main(args []string) int {
 }
 
 // settle completes the parsed command line with the config file it names,
-// and checks the result.
-func settle(fs *pflag.FlagSet, o *Options) error {
+// and checks the result. The notes are about kubelet flags and fields it
+// ignores, for the log.
+func settle(fs *pflag.FlagSet, o *Options) (notes []string, err error) {
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q: every setting is a --flag", fs.Args())
+		return nil, fmt.Errorf("unexpected arguments %q: every setting is a --flag", fs.Args())
 	}
 	if err := checkCommandLine(fs, o); err != nil {
-		return err
+		return nil, err
+	}
+	if notes, err = checkKubeletFlags(fs); err != nil {
+		return nil, err
 	}
 	if o.ConfigFile != "" {
-		if err := configfile.Apply(fs, o.ConfigFile); err != nil {
-			return err
+		fileNotes, err := configfile.Apply(fs, o.ConfigFile)
+		if err != nil {
+			return nil, err
 		}
+		notes = append(notes, fileNotes...)
 	}
 	o.complete()
-	return o.Validate()
+	return notes, o.Validate()
 }
 
 func usage(w io.Writer, fs *pflag.FlagSet) {

@@ -1,6 +1,8 @@
 // Package app is the nodeagent command: its flags and optional config
-// file (command.go, options.go; internal/configfile reads the file) and
-// the wiring of every part into one process (wiring.go).
+// file (command.go, options.go; internal/configfile reads the file, its
+// own settings or a kubelet's KubeletConfiguration), the kubelet's flags
+// it accepts or refuses by name (kubeletflags.go), and the wiring of
+// every part into one process (wiring.go).
 //
 // Run builds the parts in the order they depend on each other, through
 // one small builder each, then runs every long-running part, a Run(ctx),

@@ -145,7 +145,7 @@ func NewOptions() *Options {
 
 // AddFlags registers every option on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "YAML file of settings, keyed by flag name (manifest-dir: /etc/nodeagent/manifests); flags given on the command line win")
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "YAML file of settings: keyed by flag name (manifest-dir: /etc/nodeagent/manifests), or a kubelet's KubeletConfiguration (kubelet.config.k8s.io/v1beta1), whose fields nodeagent does not implement are refused by name; flags given on the command line win")
 
 	fs.StringVar(&o.ManifestDir, "manifest-dir", o.ManifestDir, "directory of static pod manifests (*.yaml, *.yml, *.json), or a single manifest file")
 	fs.StringVar(&o.ManifestURL, "manifest-url", o.ManifestURL, "URL serving a Pod or PodList manifest, polled every --http-check-frequency")
@@ -200,6 +200,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, "how far the heap may grow, in percent of the live heap, before Go collects it (Go's GOGC, whose own default is 100): lower uses less memory and more CPU. The GOGC environment variable, if set, wins")
 
 	logsapi.AddFlags(o.Logging, fs)
+
+	addKubeletFlags(fs)
 }
 
 // complete fills what defaults to other options.

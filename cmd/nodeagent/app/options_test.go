@@ -17,13 +17,21 @@ import (
 // Options, as Main does.
 func parseArgs(t *testing.T, args ...string) (*Options, error) {
 	t.Helper()
+	o, _, err := parseArgsNotes(t, args...)
+	return o, err
+}
+
+// parseArgsNotes is parseArgs that also returns the notes Main logs.
+func parseArgsNotes(t *testing.T, args ...string) (*Options, []string, error) {
+	t.Helper()
 	o := NewOptions()
 	fs := pflag.NewFlagSet("nodeagent", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return o, err
+		return o, nil, err
 	}
-	return o, settle(fs, o)
+	notes, err := settle(fs, o)
+	return o, notes, err
 }
 
 func writeConfig(t *testing.T, yaml string) string {
