@@ -87,7 +87,7 @@ func TestExampleConfigShowsTheDefaults(t *testing.T) {
 	o := NewOptions()
 	fs := pflag.NewFlagSet("nodeagent", pflag.ContinueOnError)
 	o.AddFlags(fs)
-	if err := configfile.Apply(fs, path); err != nil {
+	if _, err := configfile.Apply(fs, path); err != nil {
 		t.Fatalf("the example with every setting uncommented is refused: %v", err)
 	}
 	for _, name := range documented(fs) {
