@@ -252,6 +252,9 @@ func TestCheckpointFollowsTheSources(t *testing.T) {
 		got := checkpointed(t, store)
 		return got[a.UID] == checkpoint.Running && got[b.UID] == checkpoint.Running
 	})
+	// A pod with nothing in the runtime yet terminates without a kill, so
+	// its termination would be recorded and forgotten at once.
+	e.eventually("b runs", func() bool { return len(e.rt.runningIDs(b.UID)) > 0 })
 	gate := make(chan struct{})
 	e.rt.mu.Lock()
 	e.rt.killGate = gate
