@@ -113,12 +113,12 @@ func (s *Store) Allocate(pod *corev1.Pod) error {
 // container has an empty name).
 const podLevel = ""
 
-// PodLevel is how Changed names the pod-level resources.
-const PodLevel = "pod-level resources"
+// podLevelName is how Changed names the pod-level resources.
+const podLevelName = "pod-level resources"
 
 // Changed names the app containers whose spec asks other cpu or memory
 // than they were allocated, and the others that do: init containers, and
-// PodLevel for the pod's own resources. None for a pod with no allocation.
+// podLevelName for the pod's own resources. None for a pod with no allocation.
 func (s *Store) Changed(pod *corev1.Pod) (app, other []string) {
 	if s == nil {
 		return nil, nil
@@ -144,7 +144,7 @@ func (s *Store) Changed(pod *corev1.Pod) (app, other []string) {
 		want = cpuMemory(*pod.Spec.Resources)
 	}
 	if !same(rec.Allocated[podLevel], want) {
-		other = append(other, PodLevel)
+		other = append(other, podLevelName)
 	}
 	return changed(pod.Spec.Containers), other
 }

@@ -59,8 +59,8 @@ func TestApplyKeepsTheAllocationUntilAllocated(t *testing.T) {
 	}
 	plr := resized.DeepCopy()
 	plr.Spec.Resources = &corev1.ResourceRequirements{Requests: req("1", "1Gi").Requests}
-	if _, other := s.Changed(plr); len(other) != 2 || other[1] != PodLevel {
-		t.Errorf("Changed of a pod-level resize: other = %v, want [side %s]", other, PodLevel)
+	if _, other := s.Changed(plr); len(other) != 2 || other[1] != podLevelName {
+		t.Errorf("Changed of a pod-level resize: other = %v, want [side %s]", other, podLevelName)
 	}
 	if err := s.Allocate(resized); err != nil {
 		t.Fatal(err)
