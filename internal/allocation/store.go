@@ -248,6 +248,33 @@ func (s *Store) Remove(uid types.UID) error {
 	return s.saveLocked()
 }
 
+// Prune forgets the pods keep does not keep: those gone while the agent
+// was down, or whose worker never ran to its end, would otherwise stay in
+// the file for good, and a file grown past its bound stops the agent.
+func (s *Store) Prune(keep func(types.UID) bool) error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for uid := range s.pending {
+		if !keep(uid) {
+			delete(s.pending, uid)
+		}
+	}
+	pruned := false
+	for uid := range s.pods {
+		if !keep(uid) {
+			delete(s.pods, uid)
+			pruned = true
+		}
+	}
+	if !pruned {
+		return nil
+	}
+	return s.saveLocked()
+}
+
 // saveLocked writes the file whole: a new file renamed over the old, so
 // that a crash leaves one or the other. The caller holds s.mu.
 func (s *Store) saveLocked() error {
