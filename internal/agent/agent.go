@@ -142,7 +142,7 @@ func New(opts Options) (*Agent, error) {
 			pods: a.pods, workers: a.workers, rt: opts.Runtime, vols: opts.Volumes,
 			statuses: a.statuses, timeline: a.timeline, sourcesReady: opts.SourcesReady,
 			podsDir: filepath.Join(opts.RootDir, "pods"), retention: opts.TimelineRetention,
-			clock: opts.Clock, log: log.WithName("housekeeping"), ckpt: a.ckpt,
+			clock: opts.Clock, log: log.WithName("housekeeping"), ckpt: a.ckpt, alloc: opts.Allocation,
 			held: func(uid types.UID) bool { return a.admission.IsRefused(uid) || a.loop.apiAdmission.isWaiting(uid) },
 		},
 	}

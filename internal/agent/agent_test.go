@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -167,6 +168,31 @@ func TestOrphansAreKilledOnlyOnceSourcesAreReady(t *testing.T) {
 		_, err := os.Stat(filepath.Join(e.rootDir, "pods", "stale-uid"))
 		return os.IsNotExist(err)
 	})
+}
+
+// The allocation of a pod that went while the agent was down, of which
+// nothing runs, is forgotten once the sources are ready; a desired pod's
+// stays.
+func TestHousekeepingForgetsTheAllocationsOfPodsThatAreGone(t *testing.T) {
+	e := newTestEnv(t)
+	alloc, err := allocation.Open(filepath.Join(e.rootDir, "allocated-resources.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, web := staticPod("gone", "busybox", corev1.RestartPolicyAlways), staticPod("web", "busybox", corev1.RestartPolicyAlways)
+	for _, p := range []*corev1.Pod{gone, web} {
+		if err := alloc.Allocate(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.allocation = alloc
+	e.ready.Store(true)
+	e.send(podtypes.ADD, web) // buffered: taken in before the first housekeeping
+	e.start()
+	e.eventually("the gone pod's allocation is forgotten", func() bool { return !alloc.Known(gone.UID) })
+	if !alloc.Known(web.UID) {
+		t.Error("the desired pod's allocation is forgotten")
+	}
 }
 
 func TestAdoptsWhatRunsForADesiredPod(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/admission"
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -42,8 +43,10 @@ type testEnv struct {
 	sysctls *admission.Sysctls
 	// housekeeping, if set before start, replaces the 20 ms period.
 	housekeeping time.Duration
-	cancel       context.CancelFunc
-	done         chan error
+	// allocation, if set before start, replaces the in-memory store.
+	allocation *allocation.Store
+	cancel     context.CancelFunc
+	done       chan error
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -83,7 +86,7 @@ func (e *testEnv) start() *testEnv {
 		Updates: updates, SourcesReady: ready, Checkpoint: e.checkpoint,
 		RelistInterval: 10 * time.Millisecond, HousekeepingInterval: housekeeping,
 		DueInterval: 10 * time.Millisecond, GCInterval: 30 * time.Millisecond,
-		Registry: e.registry, Sysctls: e.sysctls, NodeLabels: map[string]string{"kubernetes.io/hostname": "node-1", "pool": "infra"},
+		Registry: e.registry, Sysctls: e.sysctls, Allocation: e.allocation, NodeLabels: map[string]string{"kubernetes.io/hostname": "node-1", "pool": "infra"},
 		Logger: testr.NewWithOptions(e.t, testr.Options{Verbosity: 2}),
 	})
 	if err != nil {

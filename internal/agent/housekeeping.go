@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
@@ -30,7 +31,8 @@ import (
 //     starts afresh desired pods whose workers let them go;
 //   - once the sources are ready, it kills runtime pods no source wants and
 //     no worker handles (orphans, also from before a restart), and removes
-//     the directories, logs, statuses, timelines and checkpoint records of
+//     the directories, logs, statuses, timelines, checkpoint records and
+//     allocations (once the runtime could be listed) of
 //     pods that are gone. Pods restored from the checkpoint are desired
 //     (the pod manager holds them) until their source says otherwise, so
 //     they are never taken for orphans while their source is down.
@@ -49,6 +51,8 @@ type housekeeper struct {
 	// ckpt is told of pods started afresh, and forgets checkpointed pods
 	// nothing wants any more.
 	ckpt *keeper.Keeper
+	// alloc forgets the allocations of pods nothing wants or runs.
+	alloc *allocation.Store
 	// held reports pods the admission holds back: not desired, since they
 	// must not start, but their statuses and timelines stay.
 	held func(types.UID) bool
@@ -95,6 +99,11 @@ func (h *housekeeper) run(ctx context.Context) {
 	h.ckpt.Prune(wanted)
 	running := h.killOrphans(ctx, wanted)
 	h.removeLeftovers(wanted, running)
+	if running != nil {
+		if err := h.alloc.Prune(func(uid types.UID) bool { return wanted(uid) || running[uid] }); err != nil {
+			h.log.Error(err, "Housekeeping: forgetting the allocations of pods that are gone")
+		}
+	}
 	h.timeline.Prune(h.clock.Now().Add(-h.retention), func(uid types.UID) bool {
 		return wanted(uid) || running[uid]
 	})

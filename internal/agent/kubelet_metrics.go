@@ -112,6 +112,17 @@ func (m kubeletMetrics) observePodStart(seen, now time.Time) {
 	m.podStart.Observe(now.Sub(seen).Seconds())
 }
 
+// startedNow reports whether a Running status now is the pod's first:
+// stored is the status the agent held before, Pending or none, and, when
+// none, the apiserver's does not already say Running (a pod started
+// under an earlier run of the agent, which counted it then).
+func startedNow(pod *corev1.Pod, stored *corev1.PodStatus) bool {
+	if stored != nil {
+		return stored.Phase == corev1.PodPending
+	}
+	return pod.Status.Phase != corev1.PodRunning
+}
+
 // firstSeen is when the pod's source first gave it to the agent (the
 // annotation the config merger sets, as the kubelet's); ok is false
 // without a readable one.

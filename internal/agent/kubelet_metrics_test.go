@@ -68,10 +68,27 @@ func TestKubeletPodMetrics(t *testing.T) {
 	if n, sum := starts.GetAggregatedSampleCount(), starts.GetAggregatedSampleSum(); n != 1 || sum != 3 {
 		t.Errorf("kubelet_pod_start_duration_seconds: %d observations summing %v s, want one of 3 s", n, sum)
 	}
+	// A pod the apiserver already shows Running started under an earlier
+	// run of the agent: its first sync by this one records no start.
+	adopted := staticPod("adopted", "busybox", corev1.RestartPolicyAlways)
+	adopted.Annotations[podtypes.ConfigFirstSeenAnnotationKey] = clk.Now().UTC().Format(time.RFC3339Nano)
+	adopted.Status.Phase = corev1.PodRunning
+	if _, err := s.SyncPod(ctx, podworkers.Create, adopted); err != nil {
+		t.Fatalf("SyncPod: %v", err)
+	}
+	if st := s.statuses.Status(adopted.UID); st == nil || st.Phase != corev1.PodRunning {
+		t.Fatalf("status of the adopted pod: %+v, want Running", st)
+	}
+	if starts, err = testutil.GetHistogramVecFromGatherer(reg, "kubelet_pod_start_duration_seconds", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := starts.GetAggregatedSampleCount(); n != 1 {
+		t.Errorf("kubelet_pod_start_duration_seconds after an adopted pod's sync: %d observations, want still 1", n)
+	}
 	m.ObserveSync(podworkers.WorkTerminating, time.Second)
 	m.ObserveSync(podworkers.WorkTerminated, time.Second)
 	m.ObserveSync(podworkers.WorkSync, time.Second) // SyncPod's: the syncer has recorded it
-	for op, want := range map[string]uint64{"create": 1, "sync": 1, "update": 0, "kill": 1, "terminated": 1} {
+	for op, want := range map[string]uint64{"create": 2, "sync": 1, "update": 0, "kill": 1, "terminated": 1} {
 		h, err := testutil.GetHistogramVecFromGatherer(reg, "kubelet_pod_worker_duration_seconds", map[string]string{"operation_type": op})
 		if err != nil {
 			t.Fatal(err)

@@ -186,7 +186,7 @@ func (s *syncer) SyncPod(ctx context.Context, typ podworkers.UpdateType, pod *co
 		}
 	}
 	st := s.store(pod, rs, &res, syncErr, res.Terminal, prev)
-	if st.Phase == corev1.PodRunning && (stored == nil || stored.Phase == corev1.PodPending) {
+	if st.Phase == corev1.PodRunning && startedNow(pod, stored) {
 		if seen, ok := firstSeen(pod); ok {
 			s.metrics.observePodStart(seen, s.clock.Now())
 		}

@@ -17,6 +17,7 @@
 //	s.SetPending(pod.UID, pending)     // or the zero Pending
 //	run := s.Apply(pod)                // the pod with its allocated resources
 //	s.Remove(pod.UID)                  // once it is gone
+//	s.Prune(wanted)                    // housekeeping: pods gone unseen
 //
 // A Store is safe for concurrent use.
 package allocation

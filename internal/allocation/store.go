@@ -113,12 +113,12 @@ func (s *Store) Allocate(pod *corev1.Pod) error {
 // container has an empty name).
 const podLevel = ""
 
-// PodLevel is how Changed names the pod-level resources.
-const PodLevel = "pod-level resources"
+// podLevelName is how Changed names the pod-level resources.
+const podLevelName = "pod-level resources"
 
 // Changed names the app containers whose spec asks other cpu or memory
 // than they were allocated, and the others that do: init containers, and
-// PodLevel for the pod's own resources. None for a pod with no allocation.
+// podLevelName for the pod's own resources. None for a pod with no allocation.
 func (s *Store) Changed(pod *corev1.Pod) (app, other []string) {
 	if s == nil {
 		return nil, nil
@@ -144,7 +144,7 @@ func (s *Store) Changed(pod *corev1.Pod) (app, other []string) {
 		want = cpuMemory(*pod.Spec.Resources)
 	}
 	if !same(rec.Allocated[podLevel], want) {
-		other = append(other, PodLevel)
+		other = append(other, podLevelName)
 	}
 	return changed(pod.Spec.Containers), other
 }
@@ -245,6 +245,33 @@ func (s *Store) Remove(uid types.UID) error {
 		return nil
 	}
 	delete(s.pods, uid)
+	return s.saveLocked()
+}
+
+// Prune forgets the pods keep does not keep: those gone while the agent
+// was down, or whose worker never ran to its end, would otherwise stay in
+// the file for good, and a file grown past its bound stops the agent.
+func (s *Store) Prune(keep func(types.UID) bool) error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for uid := range s.pending {
+		if !keep(uid) {
+			delete(s.pending, uid)
+		}
+	}
+	pruned := false
+	for uid := range s.pods {
+		if !keep(uid) {
+			delete(s.pods, uid)
+			pruned = true
+		}
+	}
+	if !pruned {
+		return nil
+	}
 	return s.saveLocked()
 }
 

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func req(cpu, mem string) corev1.ResourceRequirements {
@@ -59,8 +60,8 @@ func TestApplyKeepsTheAllocationUntilAllocated(t *testing.T) {
 	}
 	plr := resized.DeepCopy()
 	plr.Spec.Resources = &corev1.ResourceRequirements{Requests: req("1", "1Gi").Requests}
-	if _, other := s.Changed(plr); len(other) != 2 || other[1] != PodLevel {
-		t.Errorf("Changed of a pod-level resize: other = %v, want [side %s]", other, PodLevel)
+	if _, other := s.Changed(plr); len(other) != 2 || other[1] != podLevelName {
+		t.Errorf("Changed of a pod-level resize: other = %v, want [side %s]", other, podLevelName)
 	}
 	if err := s.Allocate(resized); err != nil {
 		t.Fatal(err)
@@ -138,5 +139,36 @@ func TestNilStoreRemembersNothing(t *testing.T) {
 	p := pod(req("200m", "64Mi"), req("50m", "16Mi"))
 	if err := s.Allocate(p); err != nil || s.Known(p.UID) || s.Apply(p) != p {
 		t.Error("a nil store holds an allocation")
+	}
+}
+
+// Prune forgets, in memory and in the file, the pods it is not told to
+// keep, with their pending resizes; the others stay.
+func TestPruneForgetsWhatIsNotKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "allocated-resources.json")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, kept := pod(req("200m", "64Mi"), req("50m", "16Mi")), pod(req("100m", "32Mi"), req("50m", "16Mi"))
+	kept.UID = "u2"
+	for _, p := range []*corev1.Pod{gone, kept} {
+		if err := s.Allocate(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.SetPending(gone.UID, Pending{Reason: "Deferred"})
+	if err := s.Prune(func(uid types.UID) bool { return uid == kept.UID }); err != nil {
+		t.Fatal(err)
+	}
+	if s.Known(gone.UID) || s.Pending(gone.UID) != (Pending{}) || !s.Known(kept.UID) {
+		t.Errorf("after Prune: gone known %v, pending %v; kept known %v", s.Known(gone.UID), s.Pending(gone.UID), s.Known(kept.UID))
+	}
+	again, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Known(gone.UID) || !again.Known(kept.UID) {
+		t.Errorf("read back after Prune: gone known %v, kept known %v", again.Known(gone.UID), again.Known(kept.UID))
 	}
 }

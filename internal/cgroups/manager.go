@@ -193,11 +193,12 @@ func (m *Manager) TrackPod(pod *corev1.Pod) error {
 // removed the pod's containers and sandboxes first.
 func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
 	var errs []error
+	start := time.Now()
 	for _, n := range m.podNames(uid) {
-		start := time.Now()
 		errs = append(errs, removeCgroups(ctx, m.opts.FS, n))
-		m.metrics.since(opDestroy, start)
 	}
+	// One pod's cgroup destroyed, as the kubelet counts it, wherever it was.
+	m.metrics.since(opDestroy, start)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.burstable[uid]; ok {

@@ -26,10 +26,18 @@ func TestCgroupOperationsAreTimed(t *testing.T) {
 	if err := m.TrackPod(burstable1); err != nil { // the burstable shares written again
 		t.Fatal(err)
 	}
-	if err := m.RemovePod(context.Background(), burstable1.UID); err != nil { // the four places it may be; the shares again
+	small := testPod("g1", ctr("a", "200m", "64Mi", "200m", "64Mi"))
+	if err := m.EnsurePod(small); err != nil { // its cgroup
 		t.Fatal(err)
 	}
-	for op, want := range map[string]uint64{"create": 4, "update": 2, "destroy": 4} {
+	// Nothing grows: the limits are written once, after the containers.
+	if err := m.ResizePod(small, testPod("g1", ctr("a", "100m", "32Mi", "100m", "32Mi")), func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.RemovePod(context.Background(), burstable1.UID); err != nil { // one pod, wherever it was; the shares again
+		t.Fatal(err)
+	}
+	for op, want := range map[string]uint64{"create": 5, "update": 3, "destroy": 1} {
 		h, err := testutil.GetHistogramVecFromGatherer(reg, "kubelet_cgroup_manager_duration_seconds", map[string]string{"operation_type": op})
 		if err != nil {
 			t.Fatal(err)

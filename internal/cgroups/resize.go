@@ -23,7 +23,11 @@ func (m *Manager) ResizePod(running, want *corev1.Pod, containers func() error) 
 	if m.exists(m.flatName(want.UID)) {
 		n = m.flatName(want.UID)
 	}
-	err := m.update(n, grown(from, to))
+	var err error
+	if g := grown(from, to); g != (limits{}) {
+		// Nothing grows: no write, and no update timed for it.
+		err = m.update(n, g)
+	}
 	m.mu.Unlock()
 	if err != nil {
 		return err

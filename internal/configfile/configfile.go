@@ -21,7 +21,7 @@ import (
 // sets a repeatable flag once per item.
 //
 // The file may instead be a kubelet's KubeletConfiguration (it has an
-// apiVersion): its fields set the flags KubeletFields names, and a field
+// apiVersion): its fields set the flags kubeletFields names, and a field
 // nodeagent does not implement is an error, or a note returned for the
 // log when it is harmless.
 func Apply(fs *pflag.FlagSet, path string) (notes []string, err error) { return apply(fs, path, true) }

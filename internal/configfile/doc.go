@@ -4,5 +4,5 @@
 // setting means the same in both. The file is either a YAML map of
 // settings keyed by flag name, or a kubelet's KubeletConfiguration
 // (kubelet.config.k8s.io/v1beta1), whose fields map to the flags through
-// one table, KubeletFields, which /configz also writes through.
+// one table, kubeletFields, which /configz also writes through.
 package configfile

@@ -28,7 +28,7 @@ func isKubeletConfiguration(settings map[string]any) bool {
 }
 
 // applyKubeletConfiguration sets the flags of the fields a
-// KubeletConfiguration file sets, through KubeletFields, where the command
+// KubeletConfiguration file sets, through kubeletFields, where the command
 // line did not set them. A field is set when the file has it and, unless
 // it is a pointer or a bool in the Go type, with a value other than zero:
 // the kubelet takes a zero there for its default, and kubeadm writes such
@@ -49,8 +49,8 @@ func applyKubeletConfiguration(fs *pflag.FlagSet, path string, data []byte, raw 
 	var set []setField
 	collectSet(reflect.ValueOf(&c).Elem(), raw, "", &set)
 
-	table := map[string]KubeletField{}
-	for _, f := range KubeletFields {
+	table := map[string]kubeletField{}
+	for _, f := range kubeletFields {
 		table[f.Path] = f
 	}
 	var errs []error
@@ -166,7 +166,7 @@ func isUnset(v reflect.Value) bool {
 
 // setFlag sets e's flag from the file's value of its field, unless the
 // command line set it.
-func setFlag(fs *pflag.FlagSet, e KubeletField, raw any) error {
+func setFlag(fs *pflag.FlagSet, e kubeletField, raw any) error {
 	if fs.Lookup(e.Flag).Changed {
 		return nil
 	}
@@ -183,11 +183,11 @@ func setFlag(fs *pflag.FlagSet, e KubeletField, raw any) error {
 }
 
 // spell writes a field's YAML value as flag arguments.
-func spell(s Spelling, raw any) ([]string, error) {
+func spell(s spelling, raw any) ([]string, error) {
 	switch s {
-	case Thresholds, JoinedMap:
+	case thresholds, joinedMap:
 		sep := "="
-		if s == Thresholds {
+		if s == thresholds {
 			sep = "<"
 		}
 		m, ok := raw.(map[string]any)
@@ -195,7 +195,7 @@ func spell(s Spelling, raw any) ([]string, error) {
 			return nil, fmt.Errorf("want a map")
 		}
 		return []string{joinMap(m, sep)}, nil
-	case Taints:
+	case taints:
 		items, _ := raw.([]any)
 		var out []string
 		for _, item := range items {
@@ -207,7 +207,7 @@ func spell(s Spelling, raw any) ([]string, error) {
 			out = append(out, t+":"+fmt.Sprint(m["effect"]))
 		}
 		return out, nil
-	case Headers:
+	case headers:
 		m, _ := raw.(map[string]any)
 		var out []string
 		for _, name := range sortedKeys(m) {
@@ -217,7 +217,7 @@ func spell(s Spelling, raw any) ([]string, error) {
 			}
 		}
 		return out, nil
-	case VModule:
+	case vModule:
 		items, _ := raw.([]any)
 		var parts []string
 		for _, item := range items {
@@ -225,7 +225,7 @@ func spell(s Spelling, raw any) ([]string, error) {
 			parts = append(parts, fmt.Sprintf("%v=%v", m["filePattern"], m["verbosity"]))
 		}
 		return []string{strings.Join(parts, ",")}, nil
-	case FlushFrequency:
+	case flushFrequency:
 		if n, ok := raw.(float64); ok {
 			return []string{time.Duration(n).String()}, nil
 		}

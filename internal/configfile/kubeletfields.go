@@ -7,55 +7,55 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// KubeletField is one KubeletConfiguration field that nodeagent
+// kubeletField is one KubeletConfiguration field that nodeagent
 // implements, and the flag that holds it. The table below is the one
 // mapping between the two: a KubeletConfiguration file is read through it
 // into the flags, and nodeagent's /configz is written through it from
 // them.
-type KubeletField struct {
+type kubeletField struct {
 	// Path is the field's JSON path, dot-separated (authentication.x509.clientCAFile).
 	Path string
 	// Flag is the nodeagent flag of the same meaning.
 	Flag string
 	// Spelling is how the field's value is written as the flag's.
-	Spelling Spelling
+	Spelling spelling
 	// ReadOnly fields are read from a file but not shown by /configz,
 	// which writes them otherwise (logging, whole) or leaves them out
 	// (the manifest URL's headers: credentials).
 	ReadOnly bool
 }
 
-// Spelling is how a field's JSON value becomes a flag's value.
-type Spelling int
+// spelling is how a field's JSON value becomes a flag's value.
+type spelling int
 
 const (
-	// Plain: a scalar is the flag's value; a list sets the flag once per
+	// plain: a scalar is the flag's value; a list sets the flag once per
 	// item; a map is key=value,key=value.
-	Plain Spelling = iota
-	// Thresholds: a map of eviction signals to values, written
+	plain spelling = iota
+	// thresholds: a map of eviction signals to values, written
 	// signal<value,signal<value as the eviction threshold flags take them.
-	Thresholds
-	// JoinedMap: a map written key=value,key=value into a string flag
-	// (a map flag's own type is Plain).
-	JoinedMap
-	// Taints: a list of taint objects, each written key=value:Effect.
-	Taints
-	// Headers: a map of header names to lists of values, each written
+	thresholds
+	// joinedMap: a map written key=value,key=value into a string flag
+	// (a map flag's own type is plain).
+	joinedMap
+	// taints: a list of taint objects, each written key=value:Effect.
+	taints
+	// headers: a map of header names to lists of values, each written
 	// Name:value, the kubelet's syntax of --manifest-url-header.
-	Headers
-	// VModule: a list of {filePattern, verbosity}, written pattern=N,...
-	VModule
-	// FlushFrequency: a duration, or a number of nanoseconds.
-	FlushFrequency
+	headers
+	// vModule: a list of {filePattern, verbosity}, written pattern=N,...
+	vModule
+	// flushFrequency: a duration, or a number of nanoseconds.
+	flushFrequency
 )
 
-// KubeletFields are the KubeletConfiguration fields nodeagent implements.
+// kubeletFields are the KubeletConfiguration fields nodeagent implements.
 // healthzBindAddress and healthzPort, which are together one flag
 // (--serve-address), are read and written beside the table.
-var KubeletFields = []KubeletField{
+var kubeletFields = []kubeletField{
 	{Path: "staticPodPath", Flag: "manifest-dir"},
 	{Path: "staticPodURL", Flag: "manifest-url"},
-	{Path: "staticPodURLHeader", Flag: "manifest-url-header", Spelling: Headers, ReadOnly: true},
+	{Path: "staticPodURLHeader", Flag: "manifest-url-header", Spelling: headers, ReadOnly: true},
 	{Path: "fileCheckFrequency", Flag: "file-check-frequency"},
 	{Path: "httpCheckFrequency", Flag: "http-check-frequency"},
 	{Path: "syncFrequency", Flag: "sync-frequency"},
@@ -80,15 +80,15 @@ var KubeletFields = []KubeletField{
 	{Path: "imageGCLowThresholdPercent", Flag: "image-gc-low-threshold"},
 	{Path: "imageMinimumGCAge", Flag: "image-minimum-gc-age"},
 	{Path: "imageMaximumGCAge", Flag: "image-maximum-gc-age"},
-	{Path: "evictionHard", Flag: "eviction-hard", Spelling: Thresholds},
-	{Path: "evictionSoft", Flag: "eviction-soft", Spelling: Thresholds},
-	{Path: "evictionSoftGracePeriod", Flag: "eviction-soft-grace-period", Spelling: JoinedMap},
-	{Path: "evictionMinimumReclaim", Flag: "eviction-minimum-reclaim", Spelling: JoinedMap},
+	{Path: "evictionHard", Flag: "eviction-hard", Spelling: thresholds},
+	{Path: "evictionSoft", Flag: "eviction-soft", Spelling: thresholds},
+	{Path: "evictionSoftGracePeriod", Flag: "eviction-soft-grace-period", Spelling: joinedMap},
+	{Path: "evictionMinimumReclaim", Flag: "eviction-minimum-reclaim", Spelling: joinedMap},
 	{Path: "evictionMaxPodGracePeriod", Flag: "eviction-max-pod-grace-period"},
 	{Path: "evictionPressureTransitionPeriod", Flag: "eviction-pressure-transition-period"},
 	{Path: "rotateCertificates", Flag: "rotate-certificates"},
 	{Path: "serverTLSBootstrap", Flag: "rotate-server-certificates"},
-	{Path: "registerWithTaints", Flag: "register-with-taints", Spelling: Taints},
+	{Path: "registerWithTaints", Flag: "register-with-taints", Spelling: taints},
 	{Path: "systemReserved", Flag: "system-reserved"},
 	{Path: "kubeReserved", Flag: "kube-reserved"},
 	{Path: "maxPods", Flag: "max-pods"},
@@ -107,8 +107,8 @@ var KubeletFields = []KubeletField{
 	{Path: "enableSystemLogHandler", Flag: "enable-system-log-handler"},
 	{Path: "logging.format", Flag: "logging-format", ReadOnly: true},
 	{Path: "logging.verbosity", Flag: "v", ReadOnly: true},
-	{Path: "logging.vmodule", Flag: "vmodule", Spelling: VModule, ReadOnly: true},
-	{Path: "logging.flushFrequency", Flag: "log-flush-frequency", Spelling: FlushFrequency, ReadOnly: true},
+	{Path: "logging.vmodule", Flag: "vmodule", Spelling: vModule, ReadOnly: true},
+	{Path: "logging.flushFrequency", Flag: "log-flush-frequency", Spelling: flushFrequency, ReadOnly: true},
 	{Path: "logging.options.json.splitStream", Flag: "log-json-split-stream", ReadOnly: true},
 	{Path: "logging.options.json.infoBufferSize", Flag: "log-json-info-buffer-size", ReadOnly: true},
 	{Path: "logging.options.text.splitStream", Flag: "log-text-split-stream", ReadOnly: true},
@@ -173,7 +173,7 @@ var unimplementedWhy = map[string]string{
 // values; fields whose flag is empty are left out.
 func FieldsFromFlags(fs *pflag.FlagSet) map[string]any {
 	out := map[string]any{}
-	for _, e := range KubeletFields {
+	for _, e := range kubeletFields {
 		f := fs.Lookup(e.Flag)
 		if f == nil || e.ReadOnly {
 			continue
@@ -186,16 +186,16 @@ func FieldsFromFlags(fs *pflag.FlagSet) map[string]any {
 }
 
 // fieldValue is a flag's value as its field's JSON value, nil if empty.
-func fieldValue(s Spelling, v pflag.Value) any {
+func fieldValue(s spelling, v pflag.Value) any {
 	text := v.String()
 	switch s {
-	case Thresholds, JoinedMap:
+	case thresholds, joinedMap:
 		sep := "="
-		if s == Thresholds {
+		if s == thresholds {
 			sep = "<"
 		}
 		return splitMap(text, sep)
-	case Taints:
+	case taints:
 		var out []any
 		for _, t := range sliceOf(v) {
 			kv, effect, _ := strings.Cut(t, ":")

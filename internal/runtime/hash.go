@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"hash/fnv"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,10 +28,7 @@ func HashContainer(c *corev1.Container) string {
 		Limits:   withoutResizable(c.Resources.Limits),
 		Claims:   c.Resources.Claims,
 	}
-	raw, _ := json.Marshal(&hashed) // a corev1.Container has nothing that fails to marshal
-	h := fnv.New64a()
-	_, _ = h.Write(raw) // a hash.Hash never fails to write
-	return strconv.FormatUint(h.Sum64(), 16)
+	return hashJSON(&hashed)
 }
 
 // specChanged reports whether the running instance st was made from
@@ -44,9 +42,14 @@ func specChanged(c *corev1.Container, st *ContainerStatus) bool {
 // wholeSpecHash is the hash of every field of c, as agents before
 // in-place resizes hashed containers.
 func wholeSpecHash(c *corev1.Container) string {
+	return hashJSON(c)
+}
+
+// hashJSON is the FNV-64a hash of c's JSON, in hex.
+func hashJSON(c *corev1.Container) string {
 	raw, _ := json.Marshal(c) // a corev1.Container has nothing that fails to marshal
 	h := fnv.New64a()
-	_, _ = h.Write(raw)
+	_, _ = h.Write(raw) // a hash.Hash never fails to write
 	return strconv.FormatUint(h.Sum64(), 16)
 }
 
@@ -54,7 +57,7 @@ func wholeSpecHash(c *corev1.Container) string {
 func withoutResizable(l corev1.ResourceList) corev1.ResourceList {
 	var out corev1.ResourceList
 	for name, q := range l {
-		if name == corev1.ResourceCPU || name == corev1.ResourceMemory {
+		if slices.Contains(resizableResources, name) {
 			continue
 		}
 		if out == nil {

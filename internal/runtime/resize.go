@@ -42,6 +42,9 @@ type resizeStep struct {
 	Index    int
 }
 
+// resizableResources are the resources a resize changes in place.
+var resizableResources = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
+
 // resizable is the part of r that a resize changes: cpu and memory.
 func resizable(r corev1.ResourceRequirements) corev1.ResourceRequirements {
 	return corev1.ResourceRequirements{Requests: cpuMemory(r.Requests), Limits: cpuMemory(r.Limits)}
@@ -49,7 +52,7 @@ func resizable(r corev1.ResourceRequirements) corev1.ResourceRequirements {
 
 func cpuMemory(l corev1.ResourceList) corev1.ResourceList {
 	var out corev1.ResourceList
-	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+	for _, name := range resizableResources {
 		if q, ok := l[name]; ok {
 			if out == nil {
 				out = corev1.ResourceList{}
@@ -79,7 +82,7 @@ func resourcesFrom(annotations map[string]string) *corev1.ResourceRequirements {
 // limits, between what runs and the spec.
 func changedResources(running, spec corev1.ResourceRequirements) []corev1.ResourceName {
 	var out []corev1.ResourceName
-	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+	for _, name := range resizableResources {
 		if !sameQuantity(running.Requests, spec.Requests, name) || !sameQuantity(running.Limits, spec.Limits, name) {
 			out = append(out, name)
 		}

@@ -12,9 +12,9 @@ import (
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
 
-// ReasonResizeError is the PodResizeInProgress condition's reason when an
+// reasonResizeError is the PodResizeInProgress condition's reason when an
 // in-place resize failed, as the kubelet's.
-const ReasonResizeError = "Error"
+const reasonResizeError = "Error"
 
 // containerResources are a container's status resources: what it was
 // allocated (the pod given to Generate is as allocated), with the cpu and
@@ -55,7 +55,7 @@ func resizeConditions(in Input, rs *runtime.PodStatus, prev *corev1.PodStatus) [
 	if inProgress && !podtypes.IsTerminal(prev.Phase) {
 		reason, message := "", ""
 		if failed != nil {
-			reason, message = ReasonResizeError, failed.Error()
+			reason, message = reasonResizeError, failed.Error()
 		}
 		out = append(out, resizeCondition(corev1.PodResizeInProgress, reason, message, prev, in.Now))
 	}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -118,14 +117,7 @@ func jsonPathPrinter(format, tmpl, file string) (printers.ResourcePrinter, error
 
 // readTemplateFile reads a template file of at most maxTemplateFileBytes.
 func readTemplateFile(path string) (string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", usageError{fmt.Errorf("--output template file: %w", err)}
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxTemplateFileBytes {
-		return "", usageError{fmt.Errorf("--output template file %s: want a regular file of at most %d bytes", path, maxTemplateFileBytes)}
-	}
-	b, err := os.ReadFile(path) // #nosec G304 -- a template file the operator names
+	b, err := readRegularFile(path, maxTemplateFileBytes, "a template file")
 	if err != nil {
 		return "", usageError{fmt.Errorf("--output template file: %w", err)}
 	}

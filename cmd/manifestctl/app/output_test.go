@@ -105,7 +105,8 @@ func TestGetNameJSONPathAndCustomColumns(t *testing.T) {
 
 func TestGetRefusesAnUnknownOrIncompleteFormatAsBadUsage(t *testing.T) {
 	s := newSetup(t)
-	for _, o := range []string{"xml", "jsonpath", "jsonpath={.items[", "custom-columns=NAME", "custom-columns-file=/nonexistent", "json=x", "wide=1"} {
+	huge := s.write("huge.jsonpath", "{.metadata.name}"+strings.Repeat(" ", maxTemplateFileBytes))
+	for _, o := range []string{"xml", "jsonpath", "jsonpath={.items[", "custom-columns=NAME", "custom-columns-file=/nonexistent", "jsonpath-file=" + huge, "json=x", "wide=1"} {
 		code, out, errOut := s.run("get", "-o", o)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, "--output") {
 			t.Errorf("get -o %s: exit %d, stdout %q, stderr %q; want exit %d naming --output", o, code, out, errOut, exitUsage)

@@ -86,23 +86,29 @@ func backup(dir, path string) error {
 // readBounded reads a file of at most manifest.MaxManifestBytes, the most a
 // manifest may hold.
 func readBounded(path string) ([]byte, error) {
+	return readRegularFile(path, manifest.MaxManifestBytes, "a manifest")
+}
+
+// readRegularFile reads the regular file at path, of at most limit bytes;
+// what names such a file in the error of a larger one.
+func readRegularFile(path string, limit int, what string) ([]byte, error) {
 	// Opening a FIFO would block: only a regular file is read.
 	if fi, err := os.Stat(path); err != nil {
 		return nil, err
 	} else if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
 	}
-	f, err := os.Open(path) // #nosec G304 -- a manifest the operator names
+	f, err := os.Open(path) // #nosec G304 -- a file the operator names
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, manifest.MaxManifestBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(data) > manifest.MaxManifestBytes {
-		return nil, fmt.Errorf("%s: larger than a manifest may be (%d bytes)", path, manifest.MaxManifestBytes)
+	if len(data) > limit {
+		return nil, fmt.Errorf("%s: larger than %s may be (%d bytes)", path, what, limit)
 	}
 	return data, nil
 }

@@ -21,7 +21,7 @@ import (
 // kubeletConfig is the agent's effective configuration as the node API's
 // /configz shows it: a KubeletConfiguration holding only the settings
 // whose meaning nodeagent shares with the kubelet's, under their names,
-// written through configfile.KubeletFields, the table a
+// written through configfile's kubeletFields, the table a
 // KubeletConfiguration --config file is read through. The settings of its
 // own (--root-dir, --relist-interval, --node-labels ...) have no field
 // there, and a field with no setting here stays empty. --manifest-url's

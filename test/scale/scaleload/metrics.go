@@ -98,9 +98,14 @@ func scrapeURL(ctx context.Context, url string) (families, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("--etcd-url %q: %s", url, resp.Status)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetricsBytes))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetricsBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("--etcd-url %q: %w", url, err)
+	}
+	if len(body) > maxMetricsBytes {
+		// Cut short, the text would parse into wrong figures, or fail
+		// with a message that hides why.
+		return nil, fmt.Errorf("--etcd-url %q: /metrics larger than %d bytes", url, maxMetricsBytes)
 	}
 	return parseMetrics(url, body)
 }
