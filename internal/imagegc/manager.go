@@ -157,11 +157,13 @@ func (m *Manager) FreeUnused(ctx context.Context) (freed int64, err error) {
 // Options.AfterRemoval, outside the lock: it may take a while (a list of
 // the runtime's images) and need not hold up the next pass.
 func (m *Manager) pass(ctx context.Context, run func()) {
-	m.mu.Lock()
-	before := m.removals
-	run()
-	removed := m.removals - before
-	m.mu.Unlock()
+	removed := func() int {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		before := m.removals
+		run()
+		return m.removals - before
+	}()
 	if removed > 0 && m.opts.AfterRemoval != nil {
 		m.opts.AfterRemoval(ctx)
 	}
