@@ -4,17 +4,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// resized are the resources a resize changes.
-var resized = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
+// Resources are the resources a resize changes in place.
+var Resources = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
 
-// cpuMemory is the cpu and memory of r, requests and limits.
-func cpuMemory(r corev1.ResourceRequirements) corev1.ResourceRequirements {
+// CPUMemory is the part of r that a resize changes: its cpu and memory,
+// requests and limits.
+func CPUMemory(r corev1.ResourceRequirements) corev1.ResourceRequirements {
 	return corev1.ResourceRequirements{Requests: pick(r.Requests), Limits: pick(r.Limits)}
 }
 
 func pick(l corev1.ResourceList) corev1.ResourceList {
 	var out corev1.ResourceList
-	for _, name := range resized {
+	for _, name := range Resources {
 		if q, ok := l[name]; ok {
 			if out == nil {
 				out = corev1.ResourceList{}
@@ -31,7 +32,7 @@ func same(a, b corev1.ResourceRequirements) bool {
 }
 
 func sameList(a, b corev1.ResourceList) bool {
-	for _, name := range resized {
+	for _, name := range Resources {
 		qa, oka := a[name]
 		qb, okb := b[name]
 		if oka != okb || qa.Cmp(qb) != 0 {
@@ -56,7 +57,7 @@ func replaced(l, alloc corev1.ResourceList) corev1.ResourceList {
 	for name, q := range l {
 		out[name] = q
 	}
-	for _, name := range resized {
+	for _, name := range Resources {
 		delete(out, name)
 		if q, ok := alloc[name]; ok {
 			out[name] = q

@@ -91,11 +91,11 @@ func (s *Store) Allocate(pod *corev1.Pod) error {
 	}
 	alloc := map[string]corev1.ResourceRequirements{}
 	if r := pod.Spec.Resources; r != nil {
-		alloc[podLevel] = cpuMemory(*r)
+		alloc[podLevel] = CPUMemory(*r)
 	}
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
-			alloc[cs[i].Name] = cpuMemory(cs[i].Resources)
+			alloc[cs[i].Name] = CPUMemory(cs[i].Resources)
 		}
 	}
 	s.mu.Lock()
@@ -132,7 +132,7 @@ func (s *Store) Changed(pod *corev1.Pod) (app, other []string) {
 	changed := func(cs []corev1.Container) []string {
 		var out []string
 		for i := range cs {
-			if a, ok := rec.Allocated[cs[i].Name]; !ok || !same(a, cpuMemory(cs[i].Resources)) {
+			if a, ok := rec.Allocated[cs[i].Name]; !ok || !same(a, CPUMemory(cs[i].Resources)) {
 				out = append(out, cs[i].Name)
 			}
 		}
@@ -141,7 +141,7 @@ func (s *Store) Changed(pod *corev1.Pod) (app, other []string) {
 	other = changed(pod.Spec.InitContainers)
 	var want corev1.ResourceRequirements
 	if pod.Spec.Resources != nil {
-		want = cpuMemory(*pod.Spec.Resources)
+		want = CPUMemory(*pod.Spec.Resources)
 	}
 	if !same(rec.Allocated[podLevel], want) {
 		other = append(other, podLevelName)
@@ -229,7 +229,7 @@ func (s *Store) SetResized(uid types.UID, containerID string, r corev1.ResourceR
 	if rec.Resized == nil {
 		rec.Resized = map[string]corev1.ResourceRequirements{}
 	}
-	rec.Resized[containerID] = cpuMemory(r)
+	rec.Resized[containerID] = CPUMemory(r)
 	return s.saveLocked()
 }
 

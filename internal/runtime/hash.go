@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -57,7 +58,7 @@ func hashJSON(c *corev1.Container) string {
 func withoutResizable(l corev1.ResourceList) corev1.ResourceList {
 	var out corev1.ResourceList
 	for name, q := range l {
-		if slices.Contains(resizableResources, name) {
+		if slices.Contains(allocation.Resources, name) {
 			continue
 		}
 		if out == nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -78,7 +79,7 @@ func containerAnnotations(pod *corev1.Pod, c *corev1.Container, restartCount int
 			a[AnnotationContainerPorts] = string(raw)
 		}
 	}
-	if raw, err := json.Marshal(resizable(c.Resources)); err == nil {
+	if raw, err := json.Marshal(allocation.CPUMemory(c.Resources)); err == nil {
 		a[AnnotationContainerResources] = string(raw)
 	}
 	return a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/nodeagent/nodeagent/internal/allocation"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -42,27 +43,6 @@ type resizeStep struct {
 	Index    int
 }
 
-// resizableResources are the resources a resize changes in place.
-var resizableResources = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory}
-
-// resizable is the part of r that a resize changes: cpu and memory.
-func resizable(r corev1.ResourceRequirements) corev1.ResourceRequirements {
-	return corev1.ResourceRequirements{Requests: cpuMemory(r.Requests), Limits: cpuMemory(r.Limits)}
-}
-
-func cpuMemory(l corev1.ResourceList) corev1.ResourceList {
-	var out corev1.ResourceList
-	for _, name := range resizableResources {
-		if q, ok := l[name]; ok {
-			if out == nil {
-				out = corev1.ResourceList{}
-			}
-			out[name] = q
-		}
-	}
-	return out
-}
-
 // resourcesFrom reads AnnotationContainerResources; nil when the container
 // was made without it (by an agent before in-place resize).
 func resourcesFrom(annotations map[string]string) *corev1.ResourceRequirements {
@@ -74,7 +54,7 @@ func resourcesFrom(annotations map[string]string) *corev1.ResourceRequirements {
 	if json.Unmarshal([]byte(raw), &r) != nil {
 		return nil
 	}
-	r = resizable(r)
+	r = allocation.CPUMemory(r)
 	return &r
 }
 
@@ -82,7 +62,7 @@ func resourcesFrom(annotations map[string]string) *corev1.ResourceRequirements {
 // limits, between what runs and the spec.
 func changedResources(running, spec corev1.ResourceRequirements) []corev1.ResourceName {
 	var out []corev1.ResourceName
-	for _, name := range resizableResources {
+	for _, name := range allocation.Resources {
 		if !sameQuantity(running.Requests, spec.Requests, name) || !sameQuantity(running.Limits, spec.Limits, name) {
 			out = append(out, name)
 		}
@@ -159,7 +139,7 @@ func (r *Runtime) resizeContainers(ctx context.Context, pod *corev1.Pod, status 
 			c := &pod.Spec.Containers[s.Index]
 			err := r.rt.UpdateContainerResources(ctx, s.ID, &runtimeapi.ContainerResources{Linux: linuxResources(c)})
 			if err == nil && r.opts.Resized != nil {
-				err = r.opts.Resized.SetResized(pod.UID, s.ID, resizable(c.Resources))
+				err = r.opts.Resized.SetResized(pod.UID, s.ID, allocation.CPUMemory(c.Resources))
 			}
 			if err != nil {
 				err = fmt.Errorf("container %q: %w: %w", c.Name, ErrResize, err)
@@ -192,7 +172,7 @@ func (r *Runtime) resizedStatus(uid types.UID, c *ContainerStatus) {
 		return
 	}
 	if got, ok := r.opts.Resized.Resized(uid, c.ID); ok {
-		got = resizable(got)
+		got = allocation.CPUMemory(got)
 		c.Resources = &got
 	}
 }
