@@ -28,8 +28,17 @@ type Pending struct {
 type podRecord struct {
 	// Allocated are the containers' cpu and memory, by container name.
 	Allocated map[string]corev1.ResourceRequirements `json:"allocated"`
-	// Resized are what in-place resizes gave containers, by container ID.
-	Resized map[string]corev1.ResourceRequirements `json:"resized,omitempty"`
+	// Resized are what in-place resizes gave the running containers, by
+	// container name: one record per container, the newest container's,
+	// so that restarts do not add records. (An older agent's "resized",
+	// by container ID, is not read: a resize is remade from the spec.)
+	Resized map[string]resizedContainer `json:"resizedContainers,omitempty"`
+}
+
+// resizedContainer is what a resize gave one container, by its ID.
+type resizedContainer struct {
+	ID        string                      `json:"id"`
+	Resources corev1.ResourceRequirements `json:"resources"`
 }
 
 // Store holds the allocations. Its zero value is not usable: see Open. A
@@ -200,22 +209,27 @@ func (s *Store) Pending(uid types.UID) Pending {
 	return s.pending[uid]
 }
 
-// Resized returns what an in-place resize gave the container.
-func (s *Store) Resized(uid types.UID, containerID string) (corev1.ResourceRequirements, bool) {
+// Resized returns what an in-place resize gave the container named name
+// whose ID is containerID: nothing for another container of that name
+// (an earlier one, or a new one made with the spec's resources).
+func (s *Store) Resized(uid types.UID, name, containerID string) (corev1.ResourceRequirements, bool) {
 	if s == nil {
 		return corev1.ResourceRequirements{}, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rec := s.pods[uid]; rec != nil {
-		r, ok := rec.Resized[containerID]
-		return r, ok
+		if r, ok := rec.Resized[name]; ok && r.ID == containerID {
+			return r.Resources, true
+		}
 	}
 	return corev1.ResourceRequirements{}, false
 }
 
-// SetResized records what an in-place resize gave the container.
-func (s *Store) SetResized(uid types.UID, containerID string, r corev1.ResourceRequirements) error {
+// SetResized records what an in-place resize gave the container named
+// name whose ID is containerID, in place of what an earlier container of
+// that name was given.
+func (s *Store) SetResized(uid types.UID, name, containerID string, r corev1.ResourceRequirements) error {
 	if s == nil {
 		return nil
 	}
@@ -227,9 +241,9 @@ func (s *Store) SetResized(uid types.UID, containerID string, r corev1.ResourceR
 		s.pods[uid] = rec
 	}
 	if rec.Resized == nil {
-		rec.Resized = map[string]corev1.ResourceRequirements{}
+		rec.Resized = map[string]resizedContainer{}
 	}
-	rec.Resized[containerID] = CPUMemory(r)
+	rec.Resized[name] = resizedContainer{ID: containerID, Resources: CPUMemory(r)}
 	return s.saveLocked()
 }
 

@@ -1,8 +1,10 @@
 package allocation
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,7 +85,7 @@ func TestStoreSurvivesARestart(t *testing.T) {
 	if err := s.Allocate(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetResized(p.UID, "c1", req("300m", "64Mi")); err != nil {
+	if err := s.SetResized(p.UID, "app", "c1", req("300m", "64Mi")); err != nil {
 		t.Fatal(err)
 	}
 	s.SetPending(p.UID, Pending{Reason: "Deferred", Message: "m"})
@@ -98,7 +100,7 @@ func TestStoreSurvivesARestart(t *testing.T) {
 	if app, _ := again.Changed(pod(req("300m", "64Mi"), req("50m", "16Mi"))); len(app) != 1 {
 		t.Errorf("after a restart Changed = %v, want [app]", app)
 	}
-	if r, ok := again.Resized(p.UID, "c1"); !ok || r.Limits.Cpu().String() != "300m" {
+	if r, ok := again.Resized(p.UID, "app", "c1"); !ok || r.Limits.Cpu().String() != "300m" {
 		t.Errorf("after a restart Resized = %v, %v; want 300m", r, ok)
 	}
 	if got := again.Pending(p.UID); got != (Pending{}) {
@@ -170,5 +172,38 @@ func TestPruneForgetsWhatIsNotKept(t *testing.T) {
 	}
 	if again.Known(gone.UID) || !again.Known(kept.UID) {
 		t.Errorf("read back after Prune: gone known %v, kept known %v", again.Known(gone.UID), again.Known(kept.UID))
+	}
+}
+
+// A container made again (a restart: a new ID) takes the place of its
+// predecessor's record, so that restarts do not grow the file; what the
+// earlier container was given is not the new one's.
+func TestResizedKeepsOneRecordPerContainer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "allocated-resources.json")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pod(req("200m", "64Mi"), req("50m", "16Mi"))
+	if err := s.Allocate(p); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"c1", "c2", "c3"} {
+		if err := s.SetResized(p.UID, "app", id, req(fmt.Sprintf("%dm", 300+i), "64Mi")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := s.Resized(p.UID, "app", "c1"); ok {
+		t.Error("an earlier container's resize is taken for the newest one's")
+	}
+	if r, ok := s.Resized(p.UID, "app", "c3"); !ok || r.Limits.Cpu().String() != "302m" {
+		t.Errorf("Resized(c3) = %v, %v; want 302m", r, ok)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(raw), `"id"`); n != 1 {
+		t.Errorf("the file holds %d resize records after three containers of one name, want 1:\n%s", n, raw)
 	}
 }

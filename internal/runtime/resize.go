@@ -24,10 +24,11 @@ import (
 // resource says RestartContainer.
 
 // ResizeRecords remember the resources an in-place resize gave a running
-// container, by the container's ID, across restarts of the agent.
+// container, by the container's name and ID, across restarts of the
+// agent.
 type ResizeRecords interface {
-	Resized(pod types.UID, containerID string) (corev1.ResourceRequirements, bool)
-	SetResized(pod types.UID, containerID string, r corev1.ResourceRequirements) error
+	Resized(pod types.UID, name, containerID string) (corev1.ResourceRequirements, bool)
+	SetResized(pod types.UID, name, containerID string, r corev1.ResourceRequirements) error
 }
 
 // ActionResizeContainer is an in-place resize of a running container.
@@ -139,7 +140,7 @@ func (r *Runtime) resizeContainers(ctx context.Context, pod *corev1.Pod, status 
 			c := &pod.Spec.Containers[s.Index]
 			err := r.rt.UpdateContainerResources(ctx, s.ID, &runtimeapi.ContainerResources{Linux: linuxResources(c)})
 			if err == nil && r.opts.Resized != nil {
-				err = r.opts.Resized.SetResized(pod.UID, s.ID, allocation.CPUMemory(c.Resources))
+				err = r.opts.Resized.SetResized(pod.UID, c.Name, s.ID, allocation.CPUMemory(c.Resources))
 			}
 			if err != nil {
 				err = fmt.Errorf("container %q: %w: %w", c.Name, ErrResize, err)
@@ -171,7 +172,7 @@ func (r *Runtime) resizedStatus(uid types.UID, c *ContainerStatus) {
 	if r.opts.Resized == nil || c.Resources == nil {
 		return
 	}
-	if got, ok := r.opts.Resized.Resized(uid, c.ID); ok {
+	if got, ok := r.opts.Resized.Resized(uid, c.Name, c.ID); ok {
 		got = allocation.CPUMemory(got)
 		c.Resources = &got
 	}

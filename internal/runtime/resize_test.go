@@ -108,14 +108,14 @@ type records struct {
 	m  map[string]corev1.ResourceRequirements
 }
 
-func (r *records) Resized(_ types.UID, id string) (corev1.ResourceRequirements, bool) {
+func (r *records) Resized(_ types.UID, _, id string) (corev1.ResourceRequirements, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	v, ok := r.m[id]
 	return v, ok
 }
 
-func (r *records) SetResized(_ types.UID, id string, v corev1.ResourceRequirements) error {
+func (r *records) SetResized(_ types.UID, _, id string, v corev1.ResourceRequirements) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.m[id] = v
