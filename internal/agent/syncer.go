@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/internal/allocation"
+	"github.com/nodeagent/nodeagent/internal/podobjects"
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
@@ -154,6 +155,18 @@ func (s *syncer) SyncPod(ctx context.Context, typ podworkers.UpdateType, pod *co
 		return podtypes.IsTerminal(st.Phase), nil
 	}
 	mounts, err := s.vols.Setup(ctx, pod)
+	if errors.Is(err, podobjects.ErrNotYetAuthorized) {
+		// Not a failure: the Node authorizer has not seen the pod bound
+		// here yet, a moment's lag. The containers are being created as
+		// far as anyone can tell; the pod is synced again once its
+		// objects may be read (ObjectsReady), and no event is sent for a
+		// wait that ends by itself (podobjects bounds it).
+		s.statuses.Set(pod, status.Generate(status.Input{
+			Pod: pod, Runtime: rs, Previous: prev, Now: s.clock.Now(), HostIPs: s.hostIPs,
+			Probes: s.probeStatus(pod, rs), ResizePending: s.alloc.Pending(uid),
+		}))
+		return false, s.failed(uid, fmt.Errorf("%w: %w", podworkers.ErrTransient, err))
+	}
 	if err != nil {
 		// The containers wait; the status and an event say for what.
 		s.statuses.Set(pod, status.Generate(status.Input{

@@ -4,16 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodeagent/nodeagent/internal/pleg"
+	"github.com/nodeagent/nodeagent/internal/podobjects"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
@@ -124,5 +127,60 @@ func TestClassify(t *testing.T) {
 		if !errors.Is(err, tc.err) {
 			t.Errorf("%s: classify lost the cause %v", tc.name, tc.err)
 		}
+	}
+}
+
+// failingVolumes fails every Setup with err.
+type failingVolumes struct{ err error }
+
+func (v failingVolumes) Setup(context.Context, *corev1.Pod) (runtime.ContainerMounts, error) {
+	return nil, v.err
+}
+func (failingVolumes) Cleanup(types.UID) error { return nil }
+
+// A pod whose objects the Node authorizer does not let the node read yet
+// waits without a FailedMount event or status, and is retried soon; any
+// other volume failure is reported, and takes the full back-off.
+func TestSyncPodWaitsQuietlyForTheNodeAuthorizer(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		err       error
+		reported  bool
+		transient bool
+	}{
+		{"not yet authorized", fmt.Errorf("volume v: %w", podobjects.ErrNotYetAuthorized), false, true},
+		{"other failure", errors.New("volume v: no such configmap"), true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := pleg.NewCache()
+			cache.UpdateTime(time.Now())
+			rec := record.NewFakeRecorder(10)
+			s := &syncer{
+				rt: newFakeRuntime(t.TempDir()), vols: failingVolumes{tc.err}, cache: cache, statuses: status.NewStore(nil, nil),
+				timeline: timeline.New(0), events: newPodEvents(rec, "node"),
+				desired: func(types.UID) bool { return true }, finished: func(*corev1.Pod) {}, clock: clock.RealClock{},
+				log: testr.New(t), pods: map[types.UID]*podRecord{}, deadlines: newDeadlines(),
+			}
+			pod := apiPod("web", "100m")
+			_, err := s.SyncPod(context.Background(), podworkers.Create, pod)
+			if err == nil {
+				t.Fatal("SyncPod succeeded with failing volumes")
+			}
+			if got := errors.Is(err, podworkers.ErrTransient); got != tc.transient {
+				t.Errorf("retried soon = %v, want %v (%v)", got, tc.transient, err)
+			}
+			st := s.statuses.Status(pod.UID)
+			if st == nil {
+				t.Fatal("no status stored: the pod must show it waits")
+			}
+			failedMount := strings.Contains(fmt.Sprint(st.Conditions), status.ReasonFailedMount)
+			var events []string
+			for len(rec.Events) > 0 {
+				events = append(events, <-rec.Events)
+			}
+			if failedMount != tc.reported || (len(events) > 0) != tc.reported {
+				t.Errorf("FailedMount in the status %v, events %q; want reported = %v", failedMount, events, tc.reported)
+			}
+		})
 	}
 }
