@@ -12,7 +12,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -130,7 +129,7 @@ func (m *Manager) fetch(ctx context.Context, k key, pod *corev1.Pod, tr *authent
 	m.mu.Unlock()
 
 	issued := m.clock.Now()
-	got, err := m.client.CoreV1().ServiceAccounts(k.namespace).CreateToken(ctx, k.serviceAccount, tr, metav1.CreateOptions{})
+	got, err := m.createToken(ctx, k, tr)
 	var e entry
 	if err == nil {
 		if e, err = accept(got, issued); err != nil {

@@ -350,12 +350,53 @@ func TestMetrics(t *testing.T) {
 	want := `# HELP nodeagent_tokens_cached_after_failure_total [ALPHA] Failed refreshes after which the cached, still valid, token was handed out.
 # TYPE nodeagent_tokens_cached_after_failure_total counter
 nodeagent_tokens_cached_after_failure_total 1
-# HELP nodeagent_tokens_requests_total [ALPHA] Service account token requests sent to the apiserver, by result (ok, forbidden, invalid, error).
+# HELP nodeagent_tokens_requests_total [ALPHA] Service account token requests sent to the apiserver, by result (ok, forbidden, invalid, error; lagging: refused while the apiserver had not yet seen the pod bound to the node, and asked again).
 # TYPE nodeagent_tokens_requests_total counter
 nodeagent_tokens_requests_total{result="error"} 1
 nodeagent_tokens_requests_total{result="ok"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "nodeagent_tokens_requests_total", "nodeagent_tokens_cached_after_failure_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// NodeRestriction's refusals while its informer has not seen the pod
+// bound here (the pod not found, or "scheduled on a different node") are
+// asked again until the token comes; any other refusal is the answer at
+// once.
+func TestRefusalsOfABindingNotSeenYetAreAskedAgain(t *testing.T) {
+	lagging := []error{
+		apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "web"),
+		apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts"}, "builder",
+			errors.New("node requested token bound to a pod scheduled on a different node")),
+	}
+	for _, lag := range lagging {
+		f := newFixture(t)
+		pod := testPod("web", "builder")
+		refusals := 2
+		f.set(func(f *fixture) { f.fail = lag })
+		done := make(chan error, 1)
+		go func() {
+			_, err := f.m.Token(t.Context(), pod, projection("", 0))
+			done <- err
+		}()
+		for len(f.requests()) < refusals {
+			time.Sleep(10 * time.Millisecond)
+		}
+		f.set(func(f *fixture) { f.fail = nil })
+		if err := <-done; err != nil {
+			t.Errorf("after %v: Token = %v, want the token once the apiserver has seen the binding", lag, err)
+		}
+	}
+	for _, final := range []error{
+		apierrors.NewNotFound(schema.GroupResource{Resource: "serviceaccounts"}, "builder"),
+		apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts"}, "builder", errors.New("no relationship found")),
+	} {
+		f := newFixture(t)
+		f.set(func(f *fixture) { f.fail = final })
+		if _, err := f.m.Token(t.Context(), testPod("web", "builder"), projection("", 0)); err == nil {
+			t.Errorf("Token succeeded through %v", final)
+		}
+		f.wantRequests(t, 1)
 	}
 }

@@ -14,7 +14,7 @@ func NewMetrics() *Metrics {
 	return &Metrics{
 		requests: metrics.NewCounterVec(&metrics.CounterOpts{
 			Namespace: "nodeagent", Subsystem: "tokens", Name: "requests_total",
-			Help:           "Service account token requests sent to the apiserver, by result (ok, forbidden, invalid, error).",
+			Help:           "Service account token requests sent to the apiserver, by result (ok, forbidden, invalid, error; lagging: refused while the apiserver had not yet seen the pod bound to the node, and asked again).",
 			StabilityLevel: metrics.ALPHA,
 		}, []string{"result"}),
 		keptTokens: metrics.NewCounter(&metrics.CounterOpts{
