@@ -105,6 +105,9 @@ start_kubelet() {
   node_pid=$!
 }
 
+# Both nodes get the kubelet's smallest eviction thresholds and no image
+# garbage collection (thresholds 100/99): the test images are imported,
+# not pullable here, and this machine's disk reads 85-90 % used.
 start_nodeagent() {
   local port=$1 healthz=$2 dir=$NODE_DIR/nodeagent
   mkdir -p "$dir"
@@ -113,6 +116,7 @@ start_nodeagent() {
     --cgroup-root=/$NODE_CGROUP_PARENT --serve-address="127.0.0.1:$healthz" \
     --address="$NODE_IP" --port="$port" --client-ca-file="$CLUSTER_CA_CERT" \
     --eviction-hard='memory.available<100Mi,nodefs.available<1%,imagefs.available<1%,nodefs.inodesFree<1%' \
+    --image-gc-high-threshold=100 --image-gc-low-threshold=99 \
     "${NODE_ARGS[@]}" </dev/null >"$NODE_LOG" 2>&1 &
   node_pid=$!
 }
