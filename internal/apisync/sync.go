@@ -2,6 +2,7 @@ package apisync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -38,7 +39,7 @@ type Sync struct {
 	finished map[types.UID]bool
 }
 
-// Options configure a Sync. Pods and Statuses are required.
+// Options configure a Sync. Pods, Statuses and SourcesReady are required.
 type Options struct {
 	NodeName string
 	// Pods are the agent's indexes of pods and mirror pods; Statuses its
@@ -60,8 +61,29 @@ type Options struct {
 	Clock    clock.WithTicker
 }
 
+// ErrInvalidOptions is wrapped by New's error for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid API sync options")
+
+// validate reports every missing option at once, each wrapping
+// ErrInvalidOptions and naming the field.
+func (o Options) validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{{"Pods", o.Pods == nil}, {"Statuses", o.Statuses == nil}, {"SourcesReady", o.SourcesReady == nil}} {
+		if f.missing {
+			errs = append(errs, fmt.Errorf("%w: %s is required", ErrInvalidOptions, f.name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // New builds a Sync; Run runs it once the Node exists.
 func New(opts Options) (*Sync, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	mirrors, err := mirrorsync.New(mirrorsync.Options{
 		Pods: opts.Pods, SourcesReady: opts.SourcesReady, MirrorsSeen: opts.MirrorsSeen, NodeName: opts.NodeName, Recorder: opts.Recorder,
 		Logger: opts.Logger, Clock: opts.Clock,

@@ -39,11 +39,8 @@ type Manager struct {
 // opts are not valid (ErrInvalidOptions).
 func New(opts Options) (*Manager, error) {
 	opts.setDefaults()
-	if err := opts.Validate(); err != nil {
+	if err := opts.validate(); err != nil {
 		return nil, err
-	}
-	if opts.Observe == nil || opts.Pods == nil || opts.Usage == nil || opts.Evict == nil || opts.Reclaimed == nil {
-		return nil, fmt.Errorf("%w: Observe, Pods, Usage, Evict and Reclaimed are needed", ErrInvalidOptions)
 	}
 	m, err := newMetrics(opts.Registry)
 	if err != nil {

@@ -2,6 +2,7 @@ package eviction
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"strings"
 	"sync/atomic"
@@ -225,9 +226,17 @@ func TestOptionsAreValidated(t *testing.T) {
 	}
 }
 
-func TestNewNeedsWhatItActsThrough(t *testing.T) {
-	if _, err := New(Options{}); err == nil || !strings.Contains(err.Error(), "Observe, Pods, Usage, Evict and Reclaimed are needed") {
-		t.Errorf("New without its functions = %v", err)
+func TestNewReportsEveryInvalidOption(t *testing.T) {
+	soft, _ := ParseThresholds("memory.available<1Gi")
+	_, err := New(Options{Soft: soft, Interval: -time.Second})
+	if !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("New() = %v, want ErrInvalidOptions", err)
+	}
+	for _, want := range []string{"Observe is required", "Pods is required", "Usage is required", "Evict is required",
+		"Reclaimed is required", "soft threshold of memory.available has no grace period", "Interval is negative"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("New() = %v, want it to say %q", err, want)
+		}
 	}
 }
 

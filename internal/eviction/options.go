@@ -111,8 +111,30 @@ func (o Options) Validate() error {
 			bad("%s has a grace period but no soft threshold", signal)
 		}
 	}
-	if o.Interval < 0 || o.PressureTransition < 0 {
-		bad("the interval %v and the pressure transition period %v must not be negative", o.Interval, o.PressureTransition)
+	if o.Interval < 0 {
+		bad("Interval is negative (%v)", o.Interval)
+	}
+	if o.PressureTransition < 0 {
+		bad("PressureTransition is negative (%v)", o.PressureTransition)
 	}
 	return errors.Join(errs...)
+}
+
+// validate reports every invalid option of a Manager at once: the
+// functions it acts through that are missing, and the policy's problems
+// (Validate).
+func (o Options) validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{
+		{"Observe", o.Observe == nil}, {"Pods", o.Pods == nil}, {"Usage", o.Usage == nil},
+		{"Evict", o.Evict == nil}, {"Reclaimed", o.Reclaimed == nil},
+	} {
+		if f.missing {
+			errs = append(errs, fmt.Errorf("%w: %s is required", ErrInvalidOptions, f.name))
+		}
+	}
+	return errors.Join(append(errs, o.Validate())...)
 }

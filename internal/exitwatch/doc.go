@@ -9,7 +9,7 @@
 // opens one per running container and waits on it in Go's poller, one
 // parked goroutine each.
 //
-//	w := exitwatch.New(exitwatch.Options{PID: rt.ContainerPID, Exited: relistNow})
+//	w, err := exitwatch.New(exitwatch.Options{PID: rt.ContainerPID, Exited: relistNow})
 //	go w.Run(ctx)
 //	w.Watch(id)                 // after a start, or for each running container a relist sees
 //	w.Retain(func(id string) bool { return running[id] })

@@ -35,6 +35,22 @@ type Options struct {
 	Logger   logr.Logger
 }
 
+// ErrInvalidOptions is wrapped by New's error for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid exit watch options")
+
+// validate reports every missing option at once, each wrapping
+// ErrInvalidOptions and naming the field.
+func (o Options) validate() error {
+	var errs []error
+	if o.PID == nil {
+		errs = append(errs, fmt.Errorf("%w: PID is required", ErrInvalidOptions))
+	}
+	if o.Exited == nil {
+		errs = append(errs, fmt.Errorf("%w: Exited is required", ErrInvalidOptions))
+	}
+	return errors.Join(errs...)
+}
+
 // Watcher watches the processes of running containers. It is safe for
 // concurrent use.
 type Watcher struct {
@@ -67,8 +83,8 @@ type watch struct {
 
 // New returns a Watcher; Run serves it.
 func New(opts Options) (*Watcher, error) {
-	if opts.PID == nil || opts.Exited == nil {
-		return nil, errors.New("exitwatch: Options.PID and Options.Exited are required")
+	if err := opts.validate(); err != nil {
+		return nil, err
 	}
 	if opts.ProcRoot == "" {
 		opts.ProcRoot = "/proc"

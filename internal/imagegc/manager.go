@@ -65,11 +65,12 @@ func New(opts Options) (*Manager, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
+	var missing error
 	if opts.Runtime == nil {
-		return nil, errors.New("image garbage collection: Runtime is required")
+		missing = fmt.Errorf("%w: Runtime is required", ErrInvalidOptions)
 	}
-	if err := opts.Validate(nil); err != nil {
-		return nil, fmt.Errorf("image garbage collection: %w", err)
+	if err := errors.Join(missing, opts.Validate(nil)); err != nil {
+		return nil, err
 	}
 	m, err := newMetrics(opts.Registry)
 	if err != nil {

@@ -72,9 +72,14 @@ type Options struct {
 	Logger   logr.Logger
 }
 
-// Validate checks the policy as the kubelet checks its configuration.
-// names, if not nil, says what to call each field in the errors (the
-// command gives its flags' names); a field it lacks keeps its own name.
+// ErrInvalidOptions is wrapped by the error of New and Validate for
+// Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid image garbage collection options")
+
+// Validate checks the policy as the kubelet checks its configuration,
+// reporting every problem at once, each wrapping ErrInvalidOptions. names,
+// if not nil, says what to call each field in the errors (the command
+// gives its flags' names); a field it lacks keeps its own name.
 func (o Options) Validate(names map[string]string) error {
 	n := func(field string) string {
 		if name, ok := names[field]; ok {
@@ -83,7 +88,9 @@ func (o Options) Validate(names map[string]string) error {
 		return field
 	}
 	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s", ErrInvalidOptions, fmt.Sprintf(format, args...)))
+	}
 	if o.HighThresholdPercent < 0 || o.HighThresholdPercent > 100 {
 		bad("%s %d must be between 0 and 100, inclusive", n("HighThresholdPercent"), o.HighThresholdPercent)
 	}

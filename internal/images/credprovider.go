@@ -2,6 +2,7 @@ package images
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -29,6 +30,27 @@ type CredentialProviderOptions struct {
 	Clock   clock.Clock
 	// Metrics, if set, gets the kubelet's credential provider metrics.
 	Metrics metrics.KubeRegistry
+}
+
+// ErrInvalidOptions is wrapped by NewCredentialProviders' error for
+// options that cannot work.
+var ErrInvalidOptions = errors.New("invalid credential provider options")
+
+// validate reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field (and its flag); what the files
+// hold is checked when they are read.
+func (o CredentialProviderOptions) validate() error {
+	var errs []error
+	if o.ConfigPath == "" {
+		errs = append(errs, fmt.Errorf("%w: ConfigPath (--image-credential-provider-config) is required", ErrInvalidOptions))
+	}
+	if o.BinDir == "" {
+		errs = append(errs, fmt.Errorf("%w: BinDir (--image-credential-provider-bin-dir) is required", ErrInvalidOptions))
+	}
+	if o.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: Timeout is negative (%v)", ErrInvalidOptions, o.Timeout))
+	}
+	return errors.Join(errs...)
 }
 
 // CredentialProviders are the node's credential provider plugins, asked
@@ -66,10 +88,13 @@ type cachedAnswer struct {
 // NewCredentialProviders reads and validates the config, and finds each
 // plugin in the bin dir.
 func NewCredentialProviders(opts CredentialProviderOptions) (*CredentialProviders, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	if opts.Timeout <= 0 {
+	if opts.Timeout == 0 {
 		opts.Timeout = DefaultPluginTimeout
 	}
 	pc, err := readProviderConfig(opts.ConfigPath, opts.BinDir)

@@ -23,6 +23,25 @@ type Options struct {
 	Logger          logr.Logger
 }
 
+// ErrInvalidOptions is wrapped by New's error for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid local API options")
+
+// validate reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field.
+func (o Options) validate() error {
+	var errs []error
+	if o.SocketPath == "" {
+		errs = append(errs, fmt.Errorf("%w: SocketPath is required", ErrInvalidOptions))
+	}
+	if o.Provider == nil {
+		errs = append(errs, fmt.Errorf("%w: Provider is required", ErrInvalidOptions))
+	}
+	if o.ShutdownTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: ShutdownTimeout is negative (%v)", ErrInvalidOptions, o.ShutdownTimeout))
+	}
+	return errors.Join(errs...)
+}
+
 // Server serves the local API on a unix socket.
 type Server struct {
 	opts    Options
@@ -35,13 +54,10 @@ type Server struct {
 
 // New returns a Server; it touches nothing until Run.
 func New(opts Options) (*Server, error) {
-	switch {
-	case opts.SocketPath == "":
-		return nil, errors.New("localapi: Options.SocketPath is required")
-	case opts.Provider == nil:
-		return nil, errors.New("localapi: Options.Provider is required")
+	if err := opts.validate(); err != nil {
+		return nil, err
 	}
-	if opts.ShutdownTimeout <= 0 {
+	if opts.ShutdownTimeout == 0 {
 		opts.ShutdownTimeout = 5 * time.Second
 	}
 	if opts.Logger.GetSink() == nil {

@@ -50,7 +50,12 @@ type Options struct {
 	Logger   logr.Logger
 }
 
-// Validate reports every option that cannot work. names, if not nil,
+// ErrInvalidOptions is wrapped by the error of New and Validate for
+// Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid container log rotation options")
+
+// Validate reports every option that cannot work at once, each wrapping
+// ErrInvalidOptions. names, if not nil,
 // says what to call each field in the errors (the command gives its
 // flags' names); a field it lacks keeps its own name.
 func (o Options) Validate(names map[string]string) error {
@@ -62,16 +67,16 @@ func (o Options) Validate(names map[string]string) error {
 	}
 	var errs []error
 	if o.MaxSize <= 0 {
-		errs = append(errs, fmt.Errorf("%s must be positive, not %d", n("MaxSize"), o.MaxSize))
+		errs = append(errs, fmt.Errorf("%w: %s must be positive, not %d", ErrInvalidOptions, n("MaxSize"), o.MaxSize))
 	}
 	if o.MaxFiles < MinMaxFiles {
-		errs = append(errs, fmt.Errorf("%s must be at least %d (the current file and one rotated), not %d", n("MaxFiles"), MinMaxFiles, o.MaxFiles))
+		errs = append(errs, fmt.Errorf("%w: %s must be at least %d (the current file and one rotated), not %d", ErrInvalidOptions, n("MaxFiles"), MinMaxFiles, o.MaxFiles))
 	}
 	if o.Workers < 1 {
-		errs = append(errs, fmt.Errorf("%s must be at least 1, not %d", n("Workers"), o.Workers))
+		errs = append(errs, fmt.Errorf("%w: %s must be at least 1, not %d", ErrInvalidOptions, n("Workers"), o.Workers))
 	}
 	if o.Interval < MinInterval {
-		errs = append(errs, fmt.Errorf("%s must be at least %v, not %v", n("Interval"), MinInterval, o.Interval))
+		errs = append(errs, fmt.Errorf("%w: %s must be at least %v, not %v", ErrInvalidOptions, n("Interval"), MinInterval, o.Interval))
 	}
 	return errors.Join(errs...)
 }
@@ -92,11 +97,12 @@ func New(opts Options) (*Rotator, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
+	var missing error
 	if opts.Runtime == nil {
-		return nil, errors.New("container log rotation: Runtime is required")
+		missing = fmt.Errorf("%w: Runtime is required", ErrInvalidOptions)
 	}
-	if err := opts.Validate(nil); err != nil {
-		return nil, fmt.Errorf("container log rotation: %w", err)
+	if err := errors.Join(missing, opts.Validate(nil)); err != nil {
+		return nil, err
 	}
 	return &Rotator{opts: opts, log: opts.Logger.WithName("logrotation"), paths: map[string]string{}}, nil
 }

@@ -72,6 +72,28 @@ type Options struct {
 	Clock        clock.WithTicker
 }
 
+// ErrInvalidOptions is wrapped by New's error for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid mirror sync options")
+
+// validate reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field; a zero duration means the
+// default.
+func (o Options) validate() error {
+	var errs []error
+	if o.Pods == nil {
+		errs = append(errs, fmt.Errorf("%w: Pods is required", ErrInvalidOptions))
+	}
+	if o.SourcesReady == nil {
+		errs = append(errs, fmt.Errorf("%w: SourcesReady is required", ErrInvalidOptions))
+	}
+	for name, d := range map[string]time.Duration{"ResyncInterval": o.ResyncInterval, "CreateExpiry": o.CreateExpiry} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Reconciler keeps the mirror pods of the node's static pods. Enqueue and
 // Mirror are safe for concurrent use; Run runs once.
 type Reconciler struct {
@@ -104,16 +126,16 @@ type createdMirror struct {
 
 // New returns a Reconciler; nothing runs before Run.
 func New(opts Options) (*Reconciler, error) {
-	if opts.Pods == nil || opts.SourcesReady == nil {
-		return nil, errors.New("mirrorsync: Options.Pods and SourcesReady are required")
+	if err := opts.validate(); err != nil {
+		return nil, err
 	}
-	if opts.ResyncInterval <= 0 {
+	if opts.ResyncInterval == 0 {
 		opts.ResyncInterval = workqueuerun.DefaultResyncInterval
 	}
 	if opts.MirrorsSeen == nil {
 		opts.MirrorsSeen = func() bool { return true }
 	}
-	if opts.CreateExpiry <= 0 {
+	if opts.CreateExpiry == 0 {
 		opts.CreateExpiry = DefaultCreateExpiry
 	}
 	if opts.Logger.GetSink() == nil {

@@ -103,7 +103,7 @@ func TestErrorsNameFileAndReason(t *testing.T) {
 	}, {
 		name:  "no node name",
 		setup: func(t *testing.T, e *env, o *Options) { o.NodeName = "" },
-		want:  []string{"no node name"},
+		want:  []string{"NodeName is required"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

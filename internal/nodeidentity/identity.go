@@ -142,16 +142,31 @@ func New(ctx context.Context, opts Options) (*Identity, error) {
 	return id, nil
 }
 
+// ErrInvalidOptions is wrapped by the error of New and NewServing for
+// options that cannot work.
+var ErrInvalidOptions = errors.New("invalid node identity options")
+
+// complete reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field (and its flag), else fills in
+// the defaults.
 func (o *Options) complete() error {
-	switch {
-	case o.NodeName == "":
-		return errors.New("node identity: no node name")
-	case o.Kubeconfig == "":
-		return errors.New("node identity: no kubeconfig path")
-	case o.CertDir == "" && (o.BootstrapKubeconfig != "" || !o.DisableRotation):
-		return errors.New("node identity: no cert dir, needed to bootstrap and rotate the certificate")
+	var errs []error
+	if o.NodeName == "" {
+		errs = append(errs, fmt.Errorf("%w: NodeName is required", ErrInvalidOptions))
 	}
-	if o.BootstrapTimeout <= 0 {
+	if o.Kubeconfig == "" {
+		errs = append(errs, fmt.Errorf("%w: Kubeconfig (--kubeconfig) is required", ErrInvalidOptions))
+	}
+	if o.CertDir == "" && (o.BootstrapKubeconfig != "" || !o.DisableRotation) {
+		errs = append(errs, fmt.Errorf("%w: CertDir (--cert-dir) is required to bootstrap and rotate the certificate", ErrInvalidOptions))
+	}
+	if o.BootstrapTimeout < 0 {
+		errs = append(errs, fmt.Errorf("%w: BootstrapTimeout is negative (%v)", ErrInvalidOptions, o.BootstrapTimeout))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if o.BootstrapTimeout == 0 {
 		o.BootstrapTimeout = 15 * time.Minute
 	}
 	if o.newClient == nil {

@@ -43,6 +43,23 @@ type ServingOptions struct {
 	Registry metrics.KubeRegistry
 }
 
+// validate reports every invalid option of a serving certificate kept in
+// certDir at once, each wrapping ErrInvalidOptions and naming the field
+// (and its flag).
+func (o ServingOptions) validate(certDir string) error {
+	var errs []error
+	if o.Addresses == nil {
+		errs = append(errs, fmt.Errorf("%w: serving certificate: Addresses, the source of the node's addresses, is required", ErrInvalidOptions))
+	}
+	if (o.CertFile == "") != (o.KeyFile == "") {
+		errs = append(errs, fmt.Errorf("%w: serving certificate: CertFile and KeyFile (--tls-cert-file and --tls-private-key-file) go together", ErrInvalidOptions))
+	}
+	if certDir == "" {
+		errs = append(errs, fmt.Errorf("%w: serving certificate: CertDir (--cert-dir) is required to keep it in", ErrInvalidOptions))
+	}
+	return errors.Join(errs...)
+}
+
 // Serving is the node API's serving certificate, requested from the
 // cluster with the node's own identity (signer kubernetes.io/kubelet-serving)
 // and renewed before it expires.
@@ -60,16 +77,10 @@ type Serving struct {
 // stored in id's cert dir; requests start with Run. The pair stored by an
 // earlier run is served at once while it is valid.
 func (id *Identity) NewServing(opts ServingOptions) (*Serving, error) {
-	if opts.Addresses == nil {
-		return nil, errors.New("serving certificate: no source of the node's addresses")
-	}
-	if (opts.CertFile == "") != (opts.KeyFile == "") {
-		return nil, errors.New("serving certificate: --tls-cert-file and --tls-private-key-file go together")
+	if err := opts.validate(id.opts.CertDir); err != nil {
+		return nil, err
 	}
 	certDir := id.opts.CertDir
-	if certDir == "" {
-		return nil, errors.New("serving certificate: no --cert-dir to keep it in")
-	}
 	if err := checkWritableDir(certDir); err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
 	}

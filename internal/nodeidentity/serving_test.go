@@ -155,8 +155,8 @@ func TestServingOptionsAreChecked(t *testing.T) {
 		opts ServingOptions
 		want string
 	}{
-		{ServingOptions{}, "no source of the node's addresses"},
-		{ServingOptions{Addresses: addrs, CertFile: "/etc/a.crt"}, "--tls-cert-file and --tls-private-key-file go together"},
+		{ServingOptions{}, "Addresses, the source of the node's addresses, is required"},
+		{ServingOptions{Addresses: addrs, CertFile: "/etc/a.crt"}, "CertFile and KeyFile (--tls-cert-file and --tls-private-key-file) go together"},
 	} {
 		tc.opts.Logger = testLogger(t)
 		if _, err := id.NewServing(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -45,6 +45,28 @@ type Options struct {
 	Registry metrics.KubeRegistry
 }
 
+// ErrInvalidOptions is wrapped by New's error for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid pleg options")
+
+// validate reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field; zero means the default.
+func (o Options) validate() error {
+	var errs []error
+	if o.Runtime == nil {
+		errs = append(errs, fmt.Errorf("%w: Runtime is required", ErrInvalidOptions))
+	}
+	if o.Interval < 0 {
+		errs = append(errs, fmt.Errorf("%w: Interval is negative (%v)", ErrInvalidOptions, o.Interval))
+	}
+	if o.EventBuffer < 0 {
+		errs = append(errs, fmt.Errorf("%w: EventBuffer is negative (%d)", ErrInvalidOptions, o.EventBuffer))
+	}
+	if o.HealthyWithin < 0 {
+		errs = append(errs, fmt.Errorf("%w: HealthyWithin is negative (%v)", ErrInvalidOptions, o.HealthyWithin))
+	}
+	return errors.Join(errs...)
+}
+
 // PLEG relists the runtime and emits pod lifecycle events.
 type PLEG struct {
 	runtime       Runtime
@@ -78,16 +100,16 @@ type PLEG struct {
 
 // New returns a PLEG; Run runs it.
 func New(opts Options) (*PLEG, error) {
-	if opts.Runtime == nil {
-		return nil, errors.New("pleg: Options.Runtime is required")
+	if err := opts.validate(); err != nil {
+		return nil, err
 	}
-	if opts.Interval <= 0 {
+	if opts.Interval == 0 {
 		opts.Interval = DefaultInterval
 	}
-	if opts.EventBuffer <= 0 {
+	if opts.EventBuffer == 0 {
 		opts.EventBuffer = 1000
 	}
-	if opts.HealthyWithin <= 0 {
+	if opts.HealthyWithin == 0 {
 		opts.HealthyWithin = 3 * time.Minute
 	}
 	if opts.Logger.GetSink() == nil {

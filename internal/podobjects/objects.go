@@ -69,6 +69,9 @@ type Options struct {
 	Clock        clock.WithTicker
 }
 
+// ErrInvalidOptions is wrapped by New's error for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid pod objects options")
+
 // getter is what a strategy offers for one kind.
 type getter[T any] interface {
 	RegisterPod(*corev1.Pod)
@@ -102,7 +105,7 @@ type Objects struct {
 // New returns an Objects that reads nothing until Run.
 func New(opts Options) (*Objects, error) {
 	if _, err := ParseStrategy(string(opts.Strategy)); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: Strategy: %w", ErrInvalidOptions, err)
 	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()

@@ -3,6 +3,7 @@ package prober
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -28,6 +29,9 @@ type Options struct {
 	Logger   logr.Logger
 	Clock    clock.WithTicker
 }
+
+// ErrInvalidOptions is wrapped by New's error for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid prober options")
 
 // Manager owns the probe workers and their results. Sync, StopPod and
 // Forget may be called from any goroutine; the workers start once Run
@@ -67,7 +71,7 @@ type resultKey struct {
 // New returns a Manager; workers run once Run is called.
 func New(opts Options) (*Manager, error) {
 	if opts.Exec == nil {
-		return nil, errors.New("prober: Options.Exec is required")
+		return nil, fmt.Errorf("%w: Exec is required", ErrInvalidOptions)
 	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()

@@ -8,6 +8,9 @@ import (
 )
 
 var (
+	// ErrInvalidOptions is wrapped by New's error for Options that cannot
+	// work.
+	ErrInvalidOptions = errors.New("invalid runtime options")
 	// ErrRuntimeUnavailable: nothing usable answers at the CRI endpoint (the
 	// socket is missing, refuses connections, or does not answer in time).
 	ErrRuntimeUnavailable = errors.New("container runtime unavailable")

@@ -141,6 +141,29 @@ type Options struct {
 // not set.
 const DefaultRequestTimeout = 2 * time.Minute
 
+// validate reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field; zero means the default.
+func (o Options) validate() error {
+	var errs []error
+	if o.Endpoint == "" {
+		errs = append(errs, fmt.Errorf("%w: Endpoint is required", ErrInvalidOptions))
+	}
+	for name, d := range map[string]time.Duration{
+		"ConnectTimeout": o.ConnectTimeout, "RequestTimeout": o.RequestTimeout,
+		"BackoffInitial": o.BackoffInitial, "BackoffMax": o.BackoffMax, "BackoffReset": o.BackoffReset,
+	} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d))
+		}
+	}
+	for name, n := range map[string]int{"MaxParallelImagePulls": o.MaxParallelImagePulls, "MaxDeadPerContainer": o.MaxDeadPerContainer} {
+		if n < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s is negative (%d)", ErrInvalidOptions, name, n))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func (o *Options) defaults() {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -200,8 +223,8 @@ type Runtime struct {
 // serves CRI v1. The error names the endpoint and matches
 // ErrRuntimeUnavailable or ErrNotCRIv1.
 func New(ctx context.Context, opts Options) (*Runtime, error) {
-	if opts.Endpoint == "" {
-		return nil, errors.New("runtime: Options.Endpoint is required")
+	if err := opts.validate(); err != nil {
+		return nil, err
 	}
 	opts.defaults()
 	m, err := newMetrics(opts.Registry)

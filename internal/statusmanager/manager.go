@@ -51,6 +51,26 @@ type Options struct {
 	Clock    clock.WithTicker
 }
 
+// ErrInvalidOptions is wrapped by New's error for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid status manager options")
+
+// validate reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field; a zero ResyncInterval means the
+// default.
+func (o Options) validate() error {
+	var errs []error
+	if o.Pods == nil {
+		errs = append(errs, fmt.Errorf("%w: Pods is required", ErrInvalidOptions))
+	}
+	if o.Statuses == nil {
+		errs = append(errs, fmt.Errorf("%w: Statuses is required", ErrInvalidOptions))
+	}
+	if o.ResyncInterval < 0 {
+		errs = append(errs, fmt.Errorf("%w: ResyncInterval is negative (%v)", ErrInvalidOptions, o.ResyncInterval))
+	}
+	return errors.Join(errs...)
+}
+
 // Manager writes pod statuses to the apiserver. Enqueue and Synced are
 // safe for concurrent use; Run runs once.
 type Manager struct {
@@ -73,10 +93,10 @@ type writtenStatus struct {
 
 // New returns a Manager; nothing is written before Run.
 func New(opts Options) (*Manager, error) {
-	if opts.Pods == nil || opts.Statuses == nil {
-		return nil, errors.New("statusmanager: Options.Pods and Statuses are required")
+	if err := opts.validate(); err != nil {
+		return nil, err
 	}
-	if opts.ResyncInterval <= 0 {
+	if opts.ResyncInterval == 0 {
 		opts.ResyncInterval = workqueuerun.DefaultResyncInterval
 	}
 	if opts.Logger.GetSink() == nil {

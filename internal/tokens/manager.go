@@ -35,6 +35,9 @@ type Options struct {
 	Metrics *Metrics
 }
 
+// ErrInvalidOptions is wrapped by New's error for Options that cannot work.
+var ErrInvalidOptions = errors.New("invalid token manager options")
+
 // Manager hands out pods' service account tokens. Its methods are safe for
 // concurrent use.
 type Manager struct {
@@ -56,7 +59,7 @@ type Manager struct {
 // New returns a Manager.
 func New(opts Options) (*Manager, error) {
 	if opts.Client == nil {
-		return nil, errors.New("tokens: Options.Client is required")
+		return nil, fmt.Errorf("%w: Client is required", ErrInvalidOptions)
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}

@@ -12,4 +12,7 @@ var (
 	// ErrInvalidMount: a volumeMount names an unknown volume or an unsafe
 	// subPath.
 	ErrInvalidMount = errors.New("invalid volume mount")
+	// ErrInvalidOptions is wrapped by New's error for Options that cannot
+	// work.
+	ErrInvalidOptions = errors.New("invalid volumes options")
 )

@@ -56,7 +56,7 @@ type Manager struct {
 // New returns a Manager.
 func New(opts Options) (*Manager, error) {
 	if opts.RootDir == "" {
-		return nil, errors.New("volumes: Options.RootDir is required")
+		return nil, fmt.Errorf("%w: RootDir is required", ErrInvalidOptions)
 	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()

@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -51,13 +52,17 @@ type APIServerSource struct {
 // NewAPIServerSource returns an APIServerSource, or an error naming a
 // missing option.
 func NewAPIServerSource(opts APIServerOptions) (*APIServerSource, error) {
-	switch {
-	case opts.Pods == nil:
-		return nil, errors.New("config: APIServerOptions.Pods is required")
-	case opts.NodeName == "":
-		return nil, errors.New("config: APIServerOptions.NodeName is required")
-	case opts.Sink == nil:
-		return nil, errors.New("config: APIServerOptions.Sink is required")
+	var errs []error
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{{"Pods", opts.Pods == nil}, {"NodeName", opts.NodeName == ""}, {"Sink", opts.Sink == nil}} {
+		if f.missing {
+			errs = append(errs, fmt.Errorf("%w: APIServerOptions.%s is required", ErrInvalidOptions, f.name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return &APIServerSource{opts: opts, log: opts.Logger.WithName("apiserver-source").WithValues("node", opts.NodeName)}, nil
 }

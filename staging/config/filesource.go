@@ -102,34 +102,59 @@ type FileSource struct {
 	published map[string]error
 }
 
+// validate reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field; zero means the default.
+func (o FileOptions) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: FileOptions.%s", ErrInvalidOptions, fmt.Sprintf(format, args...)))
+	}
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{{"Path", o.Path == ""}, {"NodeName", o.NodeName == ""}, {"Sink", o.Sink == nil}} {
+		if f.missing {
+			bad("%s is required", f.name)
+		}
+	}
+	if o.MaxFileBytes > manifest.MaxManifestBytes {
+		bad("MaxFileBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", o.MaxFileBytes, manifest.MaxManifestBytes)
+	}
+	if o.MaxFileBytes < 0 {
+		bad("MaxFileBytes is negative (%d)", o.MaxFileBytes)
+	}
+	for name, d := range map[string]time.Duration{
+		"Debounce": o.Debounce, "ResyncInterval": o.ResyncInterval, "RetryMax": o.RetryMax,
+		"SettleDelay": o.SettleDelay, "ChangeInterval": o.ChangeInterval,
+	} {
+		if d < 0 {
+			bad("%s is negative (%v)", name, d)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // NewFileSource returns a FileSource, or an error naming a missing option.
 func NewFileSource(opts FileOptions) (*FileSource, error) {
-	switch {
-	case opts.Path == "":
-		return nil, errors.New("config: FileOptions.Path is required")
-	case opts.NodeName == "":
-		return nil, errors.New("config: FileOptions.NodeName is required")
-	case opts.Sink == nil:
-		return nil, errors.New("config: FileOptions.Sink is required")
-	case opts.MaxFileBytes > manifest.MaxManifestBytes:
-		return nil, fmt.Errorf("config: FileOptions.MaxFileBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", opts.MaxFileBytes, manifest.MaxManifestBytes)
+	if err := opts.validate(); err != nil {
+		return nil, err
 	}
-	if opts.Debounce <= 0 {
+	if opts.Debounce == 0 {
 		opts.Debounce = 5 * time.Millisecond
 	}
-	if opts.ResyncInterval <= 0 {
+	if opts.ResyncInterval == 0 {
 		opts.ResyncInterval = 20 * time.Second
 	}
-	if opts.MaxFileBytes <= 0 {
+	if opts.MaxFileBytes == 0 {
 		opts.MaxFileBytes = manifest.MaxManifestBytes
 	}
-	if opts.RetryMax <= 0 {
+	if opts.RetryMax == 0 {
 		opts.RetryMax = 5 * time.Second
 	}
-	if opts.SettleDelay <= 0 {
+	if opts.SettleDelay == 0 {
 		opts.SettleDelay = 10 * opts.Debounce
 	}
-	if opts.ChangeInterval <= 0 {
+	if opts.ChangeInterval == 0 {
 		opts.ChangeInterval = time.Second
 	}
 	if opts.Recorder == nil {

@@ -67,32 +67,59 @@ type HTTPSource struct {
 	bodyErr  error // the last fetched body was refused
 }
 
+// validate reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field (the URL redacted); zero means
+// the default. It returns the parsed URL.
+func (o HTTPOptions) validate() (*url.URL, error) {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: HTTPOptions.%s", ErrInvalidOptions, fmt.Sprintf(format, args...)))
+	}
+	var u *url.URL
+	if o.URL == "" {
+		bad("URL is required")
+	} else {
+		var err error
+		if u, err = url.Parse(o.URL); err == nil {
+			err = checkScheme(u)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w: HTTPOptions.URL %s: %w", ErrInvalidOptions, RedactURL(o.URL), redactError(err)))
+		}
+	}
+	if o.NodeName == "" {
+		bad("NodeName is required")
+	}
+	if o.Sink == nil {
+		bad("Sink is required")
+	}
+	if o.MaxBodyBytes > manifest.MaxManifestBytes {
+		bad("MaxBodyBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", o.MaxBodyBytes, manifest.MaxManifestBytes)
+	}
+	if o.MaxBodyBytes < 0 {
+		bad("MaxBodyBytes is negative (%d)", o.MaxBodyBytes)
+	}
+	for name, d := range map[string]time.Duration{"Interval": o.Interval, "Timeout": o.Timeout} {
+		if d < 0 {
+			bad("%s is negative (%v)", name, d)
+		}
+	}
+	return u, errors.Join(errs...)
+}
+
 // NewHTTPSource returns an HTTPSource, or an error naming a missing option.
 func NewHTTPSource(opts HTTPOptions) (*HTTPSource, error) {
-	switch {
-	case opts.URL == "":
-		return nil, errors.New("config: HTTPOptions.URL is required")
-	case opts.NodeName == "":
-		return nil, errors.New("config: HTTPOptions.NodeName is required")
-	case opts.Sink == nil:
-		return nil, errors.New("config: HTTPOptions.Sink is required")
-	case opts.MaxBodyBytes > manifest.MaxManifestBytes:
-		return nil, fmt.Errorf("config: HTTPOptions.MaxBodyBytes %d is above MaxManifestBytes (%d), the most a manifest may hold", opts.MaxBodyBytes, manifest.MaxManifestBytes)
-	}
-	u, err := url.Parse(opts.URL)
-	if err == nil {
-		err = checkScheme(u)
-	}
+	u, err := opts.validate()
 	if err != nil {
-		return nil, fmt.Errorf("config: HTTPOptions.URL %s: %w", RedactURL(opts.URL), redactError(err))
+		return nil, err
 	}
-	if opts.Interval <= 0 {
+	if opts.Interval == 0 {
 		opts.Interval = 20 * time.Second
 	}
-	if opts.Timeout <= 0 {
+	if opts.Timeout == 0 {
 		opts.Timeout = 10 * time.Second
 	}
-	if opts.MaxBodyBytes <= 0 {
+	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = manifest.MaxManifestBytes
 	}
 	client := http.Client{}

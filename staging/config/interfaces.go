@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"errors"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +12,11 @@ import (
 
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
+
+// ErrInvalidOptions is wrapped by the error of NewFileSource, NewHTTPSource
+// and NewAPIServerSource for each option that cannot work; they are
+// reported together.
+var ErrInvalidOptions = errors.New("invalid pod source options")
 
 // Sink receives the updates of a source. *Merger is the Sink the agent
 // uses; a test may pass its own.

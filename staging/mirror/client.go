@@ -31,15 +31,20 @@ type Client struct {
 	nodes    NodeGetter
 }
 
-// New returns a Client, or an error naming the missing option.
+// New returns a Client, or an error naming every missing option, each
+// wrapping ErrInvalidOptions.
 func New(opts Options) (*Client, error) {
-	switch {
-	case opts.Client == nil:
-		return nil, errors.New("mirror: Options.Client is required")
-	case opts.NodeName == "":
-		return nil, errors.New("mirror: Options.NodeName is required")
-	case opts.Nodes == nil:
-		return nil, errors.New("mirror: Options.Nodes is required")
+	var errs []error
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{{"Client", opts.Client == nil}, {"NodeName", opts.NodeName == ""}, {"Nodes", opts.Nodes == nil}} {
+		if f.missing {
+			errs = append(errs, fmt.Errorf("%w: %s is required", ErrInvalidOptions, f.name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return &Client{client: opts.Client, nodeName: opts.NodeName, nodes: opts.Nodes}, nil
 }

@@ -3,6 +3,9 @@ package mirror
 import "errors"
 
 var (
+	// ErrInvalidOptions is wrapped by New's error for each missing option;
+	// they are reported together.
+	ErrInvalidOptions = errors.New("invalid mirror client options")
 	// ErrMirrorHashMismatch is returned by Create when a pod with the static
 	// pod's full name exists but does not mirror this version of it.
 	ErrMirrorHashMismatch = errors.New("an existing pod with this name does not mirror this static pod's hash")

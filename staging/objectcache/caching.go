@@ -3,6 +3,7 @@ package objectcache
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,12 +38,18 @@ type CachingOptions struct {
 	Metrics *Metrics
 }
 
+// withDefaults reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field, else fills in the defaults.
 func (o CachingOptions) withDefaults() (CachingOptions, error) {
-	switch {
-	case o.Client == nil:
-		return o, fmt.Errorf("%w: Client is required", ErrInvalidOptions)
-	case o.TTL < 0:
-		return o, fmt.Errorf("%w: TTL is negative (%v)", ErrInvalidOptions, o.TTL)
+	var errs []error
+	if o.Client == nil {
+		errs = append(errs, fmt.Errorf("%w: Client is required", ErrInvalidOptions))
+	}
+	if o.TTL < 0 {
+		errs = append(errs, fmt.Errorf("%w: TTL is negative (%v)", ErrInvalidOptions, o.TTL))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, err
 	}
 	o.TTL = cmp.Or(o.TTL, DefaultTTL)
 	if o.Clock == nil {
@@ -67,11 +74,8 @@ type CachingManager[T Object] struct {
 // NewCaching returns a CachingManager for kind, e.g.
 // NewCaching(ConfigMaps(), opts).
 func NewCaching[T Object](kind Kind[T], opts CachingOptions) (*CachingManager[T], error) {
-	if !kind.valid() {
-		return nil, fmt.Errorf("%w: use ConfigMaps() or Secrets() for the kind", ErrInvalidOptions)
-	}
 	opts, err := opts.withDefaults()
-	if err != nil {
+	if err := errors.Join(kind.check(), err); err != nil {
 		return nil, err
 	}
 	ttl, nodeTTL := opts.TTL, opts.NodeTTL

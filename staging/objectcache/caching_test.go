@@ -211,6 +211,27 @@ func TestOptionsAreValidated(t *testing.T) {
 	}
 }
 
+func TestEveryInvalidOptionIsReportedAtOnce(t *testing.T) {
+	_, cerr := NewCaching(Kind[*corev1.ConfigMap]{}, CachingOptions{TTL: -time.Second})
+	_, werr := NewWatching(Kind[*corev1.Secret]{}, WatchingOptions{SyncTimeout: -time.Second, RetryMax: -time.Second})
+	for _, tc := range []struct {
+		err  error
+		want []string
+	}{
+		{cerr, []string{"use ConfigMaps() or Secrets()", "Client is required", "TTL is negative"}},
+		{werr, []string{"use ConfigMaps() or Secrets()", "Client is required", "SyncTimeout is negative", "RetryMax is negative"}},
+	} {
+		if !errors.Is(tc.err, ErrInvalidOptions) {
+			t.Errorf("%v, want ErrInvalidOptions", tc.err)
+		}
+		for _, want := range tc.want {
+			if tc.err == nil || !strings.Contains(tc.err.Error(), want) {
+				t.Errorf("%v, want it to say %q", tc.err, want)
+			}
+		}
+	}
+}
+
 func TestTTLFromNode(t *testing.T) {
 	node := func(v string) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{NodeTTLAnnotationKey: v}}}

@@ -3,8 +3,9 @@ package objectcache
 import "errors"
 
 var (
-	// ErrInvalidOptions is returned by NewCaching and NewWatching when the
-	// options cannot work.
+	// ErrInvalidOptions is wrapped by the error of NewCaching and
+	// NewWatching for each option (or the kind) that cannot work; they are
+	// reported together.
 	ErrInvalidOptions = errors.New("invalid object cache options")
 
 	// ErrNotRegistered is returned by Get for an object that no registered

@@ -2,6 +2,7 @@ package objectcache
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,6 +88,10 @@ func Secrets() Kind[*corev1.Secret] {
 	}
 }
 
-func (k Kind[T]) valid() bool {
-	return k.get != nil && k.list != nil && k.watch != nil && k.immutable != nil && k.references != nil
+// check refuses a Kind not made by ConfigMaps or Secrets.
+func (k Kind[T]) check() error {
+	if k.get == nil || k.list == nil || k.watch == nil || k.immutable == nil || k.references == nil {
+		return fmt.Errorf("%w: use ConfigMaps() or Secrets() for the kind", ErrInvalidOptions)
+	}
+	return nil
 }

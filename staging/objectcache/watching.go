@@ -3,6 +3,7 @@ package objectcache
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -57,17 +58,23 @@ type WatchingOptions struct {
 	OnChange func(namespace, name string)
 }
 
+// withDefaults reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field, else fills in the defaults.
 func (o WatchingOptions) withDefaults() (WatchingOptions, error) {
+	var errs []error
 	if o.Client == nil {
-		return o, fmt.Errorf("%w: Client is required", ErrInvalidOptions)
+		errs = append(errs, fmt.Errorf("%w: Client is required", ErrInvalidOptions))
 	}
 	for name, d := range map[string]time.Duration{
 		"ResyncPeriod": o.ResyncPeriod, "MaxIdle": o.MaxIdle, "SyncTimeout": o.SyncTimeout,
 		"RetryInitial": o.RetryInitial, "RetryMax": o.RetryMax,
 	} {
 		if d < 0 {
-			return o, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d)
+			errs = append(errs, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d))
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, err
 	}
 	o.ResyncPeriod = cmp.Or(o.ResyncPeriod, DefaultResyncPeriod)
 	o.MaxIdle = cmp.Or(o.MaxIdle, 5*o.ResyncPeriod)
@@ -99,11 +106,8 @@ type WatchingManager[T Object] struct {
 // NewWatching returns a WatchingManager for kind, e.g.
 // NewWatching(Secrets(), opts). Call Run to start it.
 func NewWatching[T Object](kind Kind[T], opts WatchingOptions) (*WatchingManager[T], error) {
-	if !kind.valid() {
-		return nil, fmt.Errorf("%w: use ConfigMaps() or Secrets() for the kind", ErrInvalidOptions)
-	}
 	opts, err := opts.withDefaults()
-	if err != nil {
+	if err := errors.Join(kind.check(), err); err != nil {
 		return nil, err
 	}
 	store := &watchStore[T]{

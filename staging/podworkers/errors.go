@@ -3,7 +3,8 @@ package podworkers
 import "errors"
 
 var (
-	// ErrInvalidOptions is returned by New when Options cannot work.
+	// ErrInvalidOptions is wrapped by New's error for each option that
+	// cannot work; they are reported together.
 	ErrInvalidOptions = errors.New("invalid pod workers options")
 
 	// ErrInvalidUpdate is returned by UpdatePod for an update that names no

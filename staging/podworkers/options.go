@@ -2,6 +2,7 @@ package podworkers
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -48,17 +49,23 @@ type Options struct {
 	Metrics Metrics
 }
 
+// withDefaults reports every invalid option at once, each wrapping
+// ErrInvalidOptions and naming the field, else fills in the defaults.
 func (o Options) withDefaults() (Options, error) {
+	var errs []error
 	if o.Syncer == nil {
-		return o, fmt.Errorf("%w: Syncer is required", ErrInvalidOptions)
+		errs = append(errs, fmt.Errorf("%w: Syncer is required", ErrInvalidOptions))
 	}
 	for name, d := range map[string]time.Duration{
 		"ResyncInterval": o.ResyncInterval, "BackoffPeriod": o.BackoffPeriod,
 		"NetworkNotReadyBackoff": o.NetworkNotReadyBackoff,
 	} {
 		if d < 0 {
-			return o, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d)
+			errs = append(errs, fmt.Errorf("%w: %s is negative (%v)", ErrInvalidOptions, name, d))
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, err
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}

@@ -3,6 +3,7 @@ package podworkers
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,16 @@ func TestNewOptions(t *testing.T) {
 	}
 	if _, err := New(Options{Syncer: newHoldingSyncer(), BackoffPeriod: -time.Second}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("New with a negative backoff: err = %v, want ErrInvalidOptions", err)
+	}
+	_, err := New(Options{ResyncInterval: -time.Minute, NetworkNotReadyBackoff: -time.Second})
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) || len(joined.Unwrap()) != 3 {
+		t.Errorf("New with three invalid options: err = %v, want the three reported at once", err)
+	}
+	for _, want := range []string{"Syncer is required", "ResyncInterval is negative", "NetworkNotReadyBackoff is negative"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("New with three invalid options: err = %v, want it to say %q", err, want)
+		}
 	}
 	pw, err := New(Options{Syncer: newHoldingSyncer()})
 	if err != nil {
