@@ -71,11 +71,8 @@ func New(opts Options) (*Agent, error) {
 		nodeName:  opts.NodeName,
 	}
 	a.events = newPodEvents(opts.Recorder, opts.NodeName)
-	var statusChanged func(types.UID)
-	if opts.Connected {
-		statusChanged = func(uid types.UID) { a.api.StatusChanged(uid) }
-	}
-	a.statuses = status.NewStore(m.PodPhases, statusChanged)
+	a.statuses = status.NewStore()
+	a.statuses.OnPhases(m.PodPhases)
 	if opts.Connected {
 		a.api, err = apisync.New(apisync.Options{
 			NodeName: opts.NodeName, Pods: a.pods, Statuses: a.statuses, SourcesReady: opts.SourcesReady, MirrorsSeen: opts.MirrorsSeen,

@@ -79,8 +79,12 @@ type (
 		WasRestored(types.UID) bool
 	}
 	loopAPISync interface {
-		PodChanged(*corev1.Pod)
-		PodRemoved(*corev1.Pod)
+		StaticPodChanged(*corev1.Pod)
+		StaticPodRemoved(*corev1.Pod)
+		MirrorPodChanged(*corev1.Pod)
+		MirrorPodRemoved(*corev1.Pod)
+		APIPodChanged(*corev1.Pod)
+		APIPodRemoved(*corev1.Pod)
 	}
 )
 

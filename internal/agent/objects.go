@@ -25,10 +25,12 @@ type PodObjects interface {
 // deletion is asked.
 func (a *Agent) podFinished(objects PodObjects) func(*corev1.Pod) {
 	return func(pod *corev1.Pod) {
-		if objects != nil && kindOf(pod) == kindAPI {
-			objects.UnregisterPod(pod)
+		if kindOf(pod) == kindAPI {
+			if objects != nil {
+				objects.UnregisterPod(pod)
+			}
+			a.api.APIPodFinished(pod)
 		}
-		a.api.PodFinished(pod)
 		a.stops.stopped()
 	}
 }

@@ -97,13 +97,13 @@ type podHandlers struct {
 // newPodHandlers builds the handlers of l's update path; each kind tells
 // only the parts that follow pods of its kind.
 func newPodHandlers(l *syncLoop) podHandlers {
-	apiListeners := []podListener{apiSyncListener{l.api}}
+	apiListeners := []podListener{apiSync{l.api}}
 	if l.objects != nil {
 		apiListeners = append(apiListeners, objectsListener{objects: l.objects, workers: l.workers})
 	}
 	return podHandlers{
-		static: &staticPods{l: l, notices: podNotices{pods: l.pods, listeners: []podListener{checkpointListener{l.ckpt}, apiSyncListener{l.api}}}},
-		mirror: &mirrorPods{l: l, notices: podNotices{pods: l.pods, listeners: []podListener{apiSyncListener{l.api}}}},
+		static: &staticPods{l: l, notices: podNotices{pods: l.pods, listeners: []podListener{checkpointListener{l.ckpt}, staticSync{l.api}}}},
+		mirror: &mirrorPods{l: l, notices: podNotices{pods: l.pods, listeners: []podListener{mirrorSync{l.api}}}},
 		api:    &apiPods{l: l, notices: podNotices{pods: l.pods, listeners: apiListeners}},
 	}
 }
