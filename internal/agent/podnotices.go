@@ -94,3 +94,11 @@ func (o objectsListener) accepted(pod *corev1.Pod) {
 
 func (o objectsListener) ending(*corev1.Pod)      {}
 func (o objectsListener) removed(pod *corev1.Pod) { o.objects.UnregisterPod(pod) }
+
+// PodObjects is told which API pods exist, so that the ConfigMaps and
+// Secrets they reference are read, and watched, for them;
+// *podobjects.Objects satisfies it.
+type PodObjects interface {
+	RegisterPod(*corev1.Pod)
+	UnregisterPod(*corev1.Pod)
+}

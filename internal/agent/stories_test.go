@@ -177,8 +177,8 @@ func newStoryEnv(t *testing.T) *storyEnv {
 	e.loop = &syncLoop{
 		pods: podmanager.New(), workers: storyWorkers{e}, ckpt: storyKeeper{e}, api: storyAPISync{e}, objects: storyObjects{e},
 		deadlines: newDeadlines(), admission: admission.NewHostPorts(), sysctls: sysctls,
-		apiAdmission: &apiAdmission{waiting: map[types.UID]*corev1.Pod{}},
-		statuses:     status.NewStore(), podEvents: newPodEvents(nil, "node-1"),
+		waiting:  admission.NewWaiting(),
+		statuses: status.NewStore(), podEvents: newPodEvents(nil, "node-1"),
 		timeline: timeline.NewWithClock(10, clk), clock: clk,
 		log: testr.NewWithOptions(t, testr.Options{Verbosity: 2}).WithName("loop"),
 	}
@@ -208,7 +208,7 @@ func (e *storyEnv) do(line string) []string {
 		e.loop.readmit()
 	case "node":
 		var get mirror.NodeGetter = mirror.NodeGetterFunc(func(context.Context) (*corev1.Node, error) { return e.node, nil })
-		e.loop.apiAdmission.node.Store(&get)
+		e.loop.waiting.Connected(get)
 	case "restored":
 		e.restored[types.UID(args.get("uid"))] = true
 	case "completed":
