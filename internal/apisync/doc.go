@@ -8,7 +8,8 @@
 //	s.APIPodChanged(pod)     // ... of API pods
 //	s.StaticPodRemoved(pod)  // a source no longer has it (MirrorPodRemoved, APIPodRemoved)
 //	s.APIPodFinished(pod)    // the workers: nothing of an API pod runs, its volumes are gone
-//	err = s.Run(ctx, conn)   // once the Node exists, until ctx ends
+//	err = s.RunMirrors(ctx, conn)   // once connected, until ctx ends
+//	err = s.RunStatuses(ctx, conn)  // beside it
 //
 // The agent decides a pod's kind once and calls the method of that kind;
 // it tells what changed and never waits: each call only queues work for

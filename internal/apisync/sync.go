@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -209,15 +208,18 @@ type Connection struct {
 	Node mirror.NodeGetter
 }
 
-// Run keeps the mirror pods and the pod statuses in the apiserver current
-// until ctx ends. It runs once the Node exists.
-func (s *Sync) Run(ctx context.Context, conn Connection) error {
+// RunMirrors keeps the mirror pods in the apiserver current until ctx
+// ends; RunStatuses the pod statuses. Both run once connected, each a
+// part of its own.
+func (s *Sync) RunMirrors(ctx context.Context, conn Connection) error {
 	mc, err := mirror.New(mirror.Options{Client: conn.Client, NodeName: s.nodeName, Nodes: conn.Node})
 	if err != nil {
 		return err
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.mirrors.Run(gctx, mc) })
-	g.Go(func() error { return s.statuses.Run(gctx, conn.Client.CoreV1()) })
-	return g.Wait()
+	return s.mirrors.Run(ctx, mc)
+}
+
+// RunStatuses: see RunMirrors.
+func (s *Sync) RunStatuses(ctx context.Context, conn Connection) error {
+	return s.statuses.Run(ctx, conn.Client.CoreV1())
 }

@@ -206,13 +206,19 @@ func (o *Options) apiServerSource(merger *config.Merger, log logr.Logger) connec
 	}
 }
 
-// apiSync is the agent's side of connected mode, once connected: the
-// mirror pods of its static pods and the pods' statuses; the agent admits
-// the API pods against the Node from now on.
-func apiSync(api *apisync.Sync, ag *agent.Agent, nd *node.Node) connectedPart {
+// mirrorSync keeps the mirror pods of the static pods once connected; the
+// agent admits the API pods against the Node from now on.
+func mirrorSync(api *apisync.Sync, ag *agent.Agent, nd *node.Node) connectedPart {
 	return func(ctx context.Context, client kubernetes.Interface) error {
 		getter := mirror.NodeGetterFunc(nd.Current)
 		ag.Connected(getter)
-		return api.Run(ctx, apisync.Connection{Client: client, Node: getter})
+		return api.RunMirrors(ctx, apisync.Connection{Client: client, Node: getter})
+	}
+}
+
+// statusSync keeps the pods' statuses once connected.
+func statusSync(api *apisync.Sync) connectedPart {
+	return func(ctx context.Context, client kubernetes.Interface) error {
+		return api.RunStatuses(ctx, apisync.Connection{Client: client})
 	}
 }

@@ -48,8 +48,8 @@
 //	               Node and Lease <- agent health, sources, the eviction
 //	                 manager's pressure; back after an outage -> API sync
 //	               apiserver source -> merger
-//	               API sync (apisync.Sync.Run): mirror pods, pod statuses;
-//	                 agent.Connected: API pods admitted against the Node
+//	               API sync: mirror pods (RunMirrors; agent.Connected: API
+//	                 pods admitted against the Node), pod statuses (RunStatuses)
 //	nodeapi.go     node API (logs, exec, attach, port-forward; --port)
 //	                 <- serving certificate from the cluster (node identity,
 //	                 the Node's addresses; --rotate-server-certificates)

@@ -123,7 +123,8 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 			part{"services", conn.whenConnected(from.services.Run)},
 			part{"runtime classes", conn.whenConnected(from.classes.Run)},
 			part{"apiserver source", conn.whenConnected(o.apiServerSource(sources.merger, log))},
-			part{"pod status sync", conn.whenConnected(apiSync(runs.api, ag, nd))},
+			part{"mirror pods", conn.whenConnected(mirrorSync(runs.api, ag, nd))},
+			part{"pod statuses", conn.whenConnected(statusSync(runs.api))},
 		)
 	}
 	log.Info("nodeagent started", "node", o.NodeName, "runtime", rt.Version().RuntimeName+" "+rt.Version().RuntimeVersion,
