@@ -70,7 +70,8 @@
 // declared-features admission with component-helpers' framework,
 // PodFeatureUnsupported; nodeagent declares none of them), then
 // HostPorts. Static pods are checked only for their sysctls and their
-// host ports.
+// host ports. Waiting (waiting.go) holds the API pods that came before
+// the Node was known, to be admitted once it is, the oldest first.
 //
 // # Left to others
 //

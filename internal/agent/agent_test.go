@@ -303,16 +303,19 @@ func TestMetricsAreRegistered(t *testing.T) {
 }
 
 func TestNewRefusesIncompleteOptions(t *testing.T) {
+	p := buildParts(t, partsOptions{rt: newFakeRuntime(""), vols: fakeVolumes{}})
 	full := func() Options {
-		return Options{RootDir: "/x", Runtime: newFakeRuntime(""), Volumes: fakeVolumes{},
+		return Options{Syncer: p.syncer, Workers: p.workers, PLEG: p.pleg, Prober: p.prober, RootDir: "/x",
 			Updates: make(chan podtypes.PodUpdate), SourcesReady: func() bool { return true }}
 	}
 	tests := []struct {
 		name string
 		mod  func(*Options)
 	}{
-		{"no runtime", func(o *Options) { o.Runtime = nil }},
-		{"no volumes", func(o *Options) { o.Volumes = nil }},
+		{"no syncer", func(o *Options) { o.Syncer = nil }},
+		{"no workers", func(o *Options) { o.Workers = nil }},
+		{"no PLEG", func(o *Options) { o.PLEG = nil }},
+		{"no prober", func(o *Options) { o.Prober = nil }},
 		{"no updates", func(o *Options) { o.Updates = nil }},
 		{"no sources ready", func(o *Options) { o.SourcesReady = nil }},
 		{"no root dir", func(o *Options) { o.RootDir = "" }},
@@ -329,6 +332,36 @@ func TestNewRefusesIncompleteOptions(t *testing.T) {
 	}
 	if _, err := New(full()); err != nil {
 		t.Errorf("New with every option = %v", err)
+	}
+}
+
+func TestNewSyncerRefusesIncompleteOptions(t *testing.T) {
+	p := buildParts(t, partsOptions{rt: newFakeRuntime(""), vols: fakeVolumes{}})
+	full := func() SyncerOptions {
+		return SyncerOptions{Runtime: newFakeRuntime(""), Volumes: fakeVolumes{}, Pods: p.pods, Statuses: p.statuses, PLEG: p.pleg, Prober: p.prober}
+	}
+	tests := []struct {
+		name string
+		mod  func(*SyncerOptions)
+	}{
+		{"no runtime", func(o *SyncerOptions) { o.Runtime = nil }},
+		{"no volumes", func(o *SyncerOptions) { o.Volumes = nil }},
+		{"no pods", func(o *SyncerOptions) { o.Pods = nil }},
+		{"no statuses", func(o *SyncerOptions) { o.Statuses = nil }},
+		{"no PLEG", func(o *SyncerOptions) { o.PLEG = nil }},
+		{"no prober", func(o *SyncerOptions) { o.Prober = nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := full()
+			tt.mod(&o)
+			if _, err := NewSyncer(o); !errors.Is(err, ErrInvalidOptions) {
+				t.Errorf("NewSyncer = %v, want ErrInvalidOptions", err)
+			}
+		})
+	}
+	if _, err := NewSyncer(full()); err != nil {
+		t.Errorf("NewSyncer with every option = %v", err)
 	}
 }
 

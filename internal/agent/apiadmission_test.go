@@ -40,7 +40,7 @@ func TestAPIPodsAreAdmittedAgainstTheNode(t *testing.T) {
 			return nil, context.DeadlineExceeded
 		}
 	})
-	e.beforeRun = func(a *Agent) { a.loop.apiAdmission.node.Store(&getter) }
+	e.beforeRun = func(a *Agent) { a.Connected(getter) }
 	e.start()
 
 	first := apiPod("first", "1500m")

@@ -78,7 +78,7 @@ func TestActiveDeadlinePassedBeforeTheFirstSync(t *testing.T) {
 	cache := pleg.NewCache()
 	cache.UpdateTime(time.Now())
 	s := &syncer{
-		rt: rt, vols: vols, cache: cache, statuses: status.NewStore(nil, nil), timeline: timeline.New(0),
+		rt: rt, vols: vols, cache: cache, statuses: status.NewStore(), timeline: timeline.New(0),
 		desired: func(types.UID) bool { return true }, finished: func(*corev1.Pod) {}, clock: clock.RealClock{},
 		log: testr.New(t), pods: map[types.UID]*podRecord{}, deadlines: newDeadlines(),
 	}

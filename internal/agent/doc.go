@@ -2,20 +2,25 @@
 // stream of desired pods from the config sources and runs them on the
 // container runtime through one pod worker per pod.
 //
-//	a, err := agent.New(agent.Options{
-//		NodeName: node, RootDir: "/var/lib/nodeagent",
-//		Runtime: rt, Volumes: vols,
-//		Updates: merger.Updates(), // Incremental mode
-//		SourcesReady: func() bool { return merger.SeenAllSources(podtypes.FileSource) },
-//	})
-//	err = a.Run(ctx)           // until ctx ends; kills nothing on the way out
+// It builds nothing long-running: the wiring (cmd/nodeagent/app) builds
+// the pod index, the status store, the PLEG, the prober, the checkpoint
+// keeper and API sync, then the agent's syncer, the pod workers that call
+// it, and the agent over both; it runs each part's Run(ctx) beside the
+// agent's:
+//
+//	s, err := agent.NewSyncer(agent.SyncerOptions{Runtime: rt, Volumes: vols,
+//		Pods: pods, Statuses: statuses, PLEG: pl, Prober: pr, API: api, ...})
+//	workers, err := podworkers.New(podworkers.Options{
+//		Syncer: ckpt.Syncer(s, statuses.Status, desired), Metrics: s.WorkerMetrics()})
+//	a, err := agent.New(agent.Options{Syncer: s, Workers: workers, PLEG: pl, Prober: pr,
+//		Checkpoint: ckpt, Updates: merger.Updates(), SourcesReady: ready, RootDir: dir})
+//	err = a.Run(ctx)           // the loop, until ctx ends; kills nothing on the way out
 //	pods := a.Pods()           // for the local API
 //
 // # Parts
 //
 // The agent holds the sync loop, the syncer and housekeeping, and the
-// small glue to the parts that are packages of their own; each part is its
-// own type, and the Agent only wires them:
+// small glue to the parts that are packages of their own:
 //
 //   - syncer (syncer*.go) implements podworkers.Syncer: volumes, then
 //     runtime.SyncPod with the status the PLEG observed after the pod's
@@ -36,9 +41,11 @@
 //     accepted and removed static pods, housekeeping of pods started afresh
 //     or gone, and it wraps the syncer to record terminations and final
 //     statuses; Restore brings the pods back at start. Its writer runs
-//     beside the other parts (Run) and outlives them by one last write.
-//   - admission (the rules in internal/admission; the calls in
-//     updates_static.go and apiadmission.go): a pod asking for a host port that an admitted
+//     beside the other parts and outlives them by one last write (the
+//     wiring's part list ends it last).
+//   - admission (the rules, the host ports held and the API pods waiting
+//     for the Node in internal/admission; the calls in updates_static.go
+//     and updates_api.go): a pod asking for a host port that an admitted
 //     pod holds is held back (admission.HostPorts): it is not indexed and
 //     gets no worker, its status (Pending, HostPortConflict) names the port
 //     and the holder, and the housekeeping tick admits it once the holder
@@ -49,11 +56,13 @@
 //     allocation store (internal/allocation), whose allocation the syncer
 //     gives the pod to run with.
 //   - API sync (internal/apisync), in connected mode, keeps the mirror
-//     pods and the pod statuses in the apiserver: the loop tells it of
-//     pods changed and removed, the syncer of API pods finished, the status
-//     store of new statuses; RunConnected runs it once the Node exists.
+//     pods and the pod statuses in the apiserver: each kind's handler tells
+//     it of its pods changed and removed by the method of that kind, the
+//     syncer of API pods finished; it subscribes to the status store for
+//     new statuses. Connected tells the agent the Node may be got from
+//     now on, for the admission of API pods.
 //     The loop syncs the API pods whose ConfigMaps or Secrets changed
-//     (objects.go).
+//     (podobjects.Changes, Options.ObjectChanges).
 //   - probes (probes.go) wire internal/prober: each sync hands the pod's
 //     runtime status to the prober (workers start and end with their
 //     containers) and generates the status with its results; a probe
@@ -61,14 +70,12 @@
 //     updates the pod's readiness in the status store at once and syncs
 //     the pod; the sync first kills containers whose liveness or startup
 //     probe failed, with the probe's grace period.
-//   - hooks (prober.Hooks, built in New) run postStart after a sync
+//   - hooks (prober.Hooks, built in NewSyncer) run postStart after a sync
 //     started a container and before the status shows it (a failure kills
 //     it), and preStop before a stop, within the grace period, whose rest
 //     the stop gets; probes.go hands them to the runtime's sync.
 //   - adoptionRuntime (adoption.go) counts the pods whose running
 //     containers a first sync kept.
-//   - collector (collector.go) garbage-collects dead containers and
-//     sandboxes on its own period.
 //   - metrics (metrics.go) implements podworkers.Metrics and the agent's
 //     own metrics on a component-base registry; kubelet_metrics.go adds
 //     the kubelet's under its names: kubelet_pod_worker_duration_seconds
@@ -78,8 +85,8 @@
 //
 // # Restarts adopt, never kill
 //
-// Run returns once every goroutine has ended and never kills a pod on its
-// way out: a new agent process finds the containers by their labels, gets
+// Run returns once the loop has ended and never kills a pod on its way
+// out, nor do the parts beside it: a new agent process finds the containers by their labels, gets
 // the same static pods (the config gives them UIDs derived from their
 // manifests) and, since an unchanged spec plans no runtime call, adopts
 // them as they run. Orphans (runtime pods no source wants) are killed only

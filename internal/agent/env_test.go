@@ -3,13 +3,16 @@ package agent
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,8 +21,15 @@ import (
 	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/checkpoint"
+	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
+	"github.com/nodeagent/nodeagent/internal/containergc"
+	"github.com/nodeagent/nodeagent/internal/pleg"
+	"github.com/nodeagent/nodeagent/internal/prober"
+	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/volumes"
+	"github.com/nodeagent/nodeagent/staging/podmanager"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
+	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
 // testEnv runs an Agent over a fakeRuntime and real volumes, pod workers
@@ -81,13 +91,14 @@ func (e *testEnv) start() *testEnv {
 	if e.housekeeping != 0 {
 		housekeeping = e.housekeeping
 	}
+	log := testr.NewWithOptions(e.t, testr.Options{Verbosity: 2})
+	p := buildParts(e.t, partsOptions{rt: e.rt, vols: vols, checkpoint: e.checkpoint, allocation: e.allocation, registry: e.registry, log: log})
 	e.agent, err = New(Options{
-		NodeName: "node-1", RootDir: e.rootDir, Runtime: e.rt, Volumes: vols,
-		Updates: updates, SourcesReady: ready, Checkpoint: e.checkpoint,
-		RelistInterval: 10 * time.Millisecond, HousekeepingInterval: housekeeping,
-		DueInterval: 10 * time.Millisecond, GCInterval: 30 * time.Millisecond,
-		Registry: e.registry, Sysctls: e.sysctls, Allocation: e.allocation, NodeLabels: map[string]string{"kubernetes.io/hostname": "node-1", "pool": "infra"},
-		Logger: testr.NewWithOptions(e.t, testr.Options{Verbosity: 2}),
+		Syncer: p.syncer, Workers: p.workers, PLEG: p.pleg, Prober: p.prober, Checkpoint: p.keeper,
+		RootDir: e.rootDir, Updates: updates, SourcesReady: ready,
+		HousekeepingInterval: housekeeping, DueInterval: 10 * time.Millisecond,
+		Sysctls: e.sysctls, NodeLabels: map[string]string{"kubernetes.io/hostname": "node-1", "pool": "infra"},
+		Logger: log,
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -95,11 +106,89 @@ func (e *testEnv) start() *testEnv {
 	if e.beforeRun != nil {
 		e.beforeRun(e.agent)
 	}
+	gc, err := containergc.New(containergc.Options{
+		Runtime: e.rt, Interval: 30 * time.Millisecond, SourcesReady: ready,
+		Gone: func(uid types.UID) bool {
+			_, desired := p.pods.PodByUID(uid)
+			return !desired && !p.workers.CouldHaveRunningContainers(uid)
+		},
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan error, 1)
-	go func() { e.done <- e.agent.Run(ctx) }()
+	go func() {
+		e.done <- runParts(ctx, p.keeper.Run, e.agent.Run, p.workers.Run, p.pleg.Run, p.prober.Run, gc.Run)
+	}()
 	e.t.Cleanup(func() { e.stop() })
 	return e
+}
+
+// parts are the long-running parts the wiring builds around the agent.
+type parts struct {
+	pods     *podmanager.Manager
+	statuses *status.Store
+	pleg     *pleg.PLEG
+	prober   *prober.Manager
+	keeper   *keeper.Keeper
+	syncer   *Syncer
+	workers  *podworkers.PodWorkers
+}
+
+type partsOptions struct {
+	rt         *fakeRuntime
+	vols       Volumes
+	checkpoint checkpoint.Store
+	allocation *allocation.Store
+	registry   metrics.KubeRegistry
+	log        logr.Logger
+}
+
+// buildParts builds the agent's parts as cmd/nodeagent/app does, in
+// standalone mode, with short periods.
+func buildParts(t *testing.T, o partsOptions) parts {
+	t.Helper()
+	p := parts{pods: podmanager.New(), statuses: status.NewStore()}
+	var err error
+	if p.pleg, err = pleg.New(pleg.Options{Runtime: o.rt, Interval: 10 * time.Millisecond, ContainerPID: o.rt.ContainerPID, Registry: o.registry, Logger: o.log}); err != nil {
+		t.Fatal(err)
+	}
+	if p.prober, err = prober.New(prober.Options{Exec: o.rt, Logger: o.log}); err != nil {
+		t.Fatal(err)
+	}
+	if p.keeper, err = keeper.New(keeper.Options{Store: o.checkpoint, Registry: o.registry, Logger: o.log.WithName("checkpoint")}); err != nil {
+		t.Fatal(err)
+	}
+	p.syncer, err = NewSyncer(SyncerOptions{
+		NodeName: "node-1", Runtime: o.rt, Volumes: o.vols, Pods: p.pods, Statuses: p.statuses, PLEG: p.pleg, Prober: p.prober,
+		Allocation: o.allocation, Registry: o.registry, Logger: o.log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := func(uid types.UID) bool { _, ok := p.pods.PodByUID(uid); return ok }
+	p.workers, err = podworkers.New(podworkers.Options{Syncer: p.keeper.Syncer(p.syncer, p.statuses.Status, desired), Metrics: p.syncer.WorkerMetrics(), Logger: o.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runParts runs the parts until ctx ends, then the checkpoint's writer
+// until they have returned, as the wiring does: it returns the first
+// error.
+func runParts(ctx context.Context, writer func(context.Context) error, runs ...func(context.Context) error) error {
+	wctx, stopWriter := context.WithCancel(context.WithoutCancel(ctx))
+	writerDone := make(chan error, 1)
+	go func() { writerDone <- writer(wctx) }()
+	g, gctx := errgroup.WithContext(ctx)
+	for _, run := range runs {
+		g.Go(func() error { return run(gctx) })
+	}
+	err := g.Wait()
+	stopWriter()
+	return errors.Join(err, <-writerDone)
 }
 
 // stop ends Run and waits for it; it may be called more than once.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -203,4 +204,11 @@ func (e *podEvents) deadlineExceeded(pod *corev1.Pod) {
 		return
 	}
 	e.rec.Eventf(e.ref(pod), corev1.EventTypeNormal, status.ReasonDeadlineExceeded, status.MessageDeadlineExceeded)
+}
+
+func (e *podEvents) refused(pod *corev1.Pod, reason, message string) {
+	if e == nil || e.rec == nil {
+		return
+	}
+	e.rec.Event(e.ref(pod), corev1.EventTypeWarning, reason, fmt.Sprintf("Pod was rejected: %s", message))
 }

@@ -1,14 +1,14 @@
 package agent
 
 import (
-	"context"
 	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // evictions holds the pods the node evicts, with why in the kubelet's
@@ -96,8 +96,3 @@ func (a *Agent) Evictable() []*corev1.Pod {
 // stopped and removed, its volumes (a memory emptyDir's pages among them)
 // and cgroup gone.
 func (a *Agent) Reclaimed(uid types.UID) bool { return a.workers.IsPodFinished(uid) }
-
-// RemoveDeadContainers removes the containers and sandboxes that have
-// exited and that nothing needs (their pods' newest are kept), as the
-// eviction manager asks before it evicts a pod for disk.
-func (a *Agent) RemoveDeadContainers(ctx context.Context) { a.collector.collect(ctx) }

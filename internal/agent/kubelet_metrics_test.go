@@ -39,7 +39,7 @@ func TestKubeletPodMetrics(t *testing.T) {
 	cache.UpdateTime(time.Now())
 	clk := testingclock.NewFakeClock(time.Now())
 	s := &syncer{
-		rt: newFakeRuntime(root), vols: vols, cache: cache, statuses: status.NewStore(nil, nil), timeline: timeline.New(0),
+		rt: newFakeRuntime(root), vols: vols, cache: cache, statuses: status.NewStore(), timeline: timeline.New(0),
 		desired: func(types.UID) bool { return true }, finished: func(*corev1.Pod) {}, clock: clk,
 		log: testr.New(t), pods: map[types.UID]*podRecord{}, deadlines: newDeadlines(), evictions: newEvictions(),
 		metrics: m.kubelet,

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/allocation"
 	"github.com/nodeagent/nodeagent/internal/pleg"
+	"github.com/nodeagent/nodeagent/internal/podobjects"
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
@@ -36,14 +38,16 @@ type syncLoop struct {
 	housekeeper  *housekeeper
 	ckpt         loopCheckpoint
 	admission    *admission.HostPorts
-	apiAdmission *apiAdmission
-	sysctls      *admission.Sysctls
+	// waiting holds the API pods that came before the Node was known.
+	waiting *admission.Waiting
+	sysctls *admission.Sysctls
 	// alloc holds what the API pods were allocated (resize.go).
 	alloc      *allocation.Store
 	nodeLabels map[string]string
 	// objects is nil in standalone mode.
-	objects       PodObjects
-	objectChanges *objectChanges
+	objects PodObjects
+	// objectChanges are those of the API pods' ConfigMaps and Secrets.
+	objectChanges *podobjects.Changes
 	// stops signals pods that stopped for good: held pods may run now.
 	stops    *podStops
 	statuses *status.Store
@@ -79,8 +83,12 @@ type (
 		WasRestored(types.UID) bool
 	}
 	loopAPISync interface {
-		PodChanged(*corev1.Pod)
-		PodRemoved(*corev1.Pod)
+		StaticPodChanged(*corev1.Pod)
+		StaticPodRemoved(*corev1.Pod)
+		MirrorPodChanged(*corev1.Pod)
+		MirrorPodRemoved(*corev1.Pod)
+		APIPodChanged(*corev1.Pod)
+		APIPodRemoved(*corev1.Pod)
 	}
 )
 
@@ -111,8 +119,8 @@ func (l *syncLoop) run(ctx context.Context) error {
 			l.handleEvent(e)
 		case u := <-l.probeUpdates:
 			l.probeChanged(u)
-		case <-l.objectChanges.signal:
-			l.syncObjectUsers(l.objectChanges.take())
+		case <-l.objectChanges.Signal():
+			l.syncObjectUsers(l.objectChanges.Take())
 		case <-l.stops.signal:
 			l.readmit()
 		case <-due.C():
@@ -162,5 +170,17 @@ func (l *syncLoop) syncDue() {
 func (l *syncLoop) update(opts podworkers.UpdatePodOptions) {
 	if err := l.workers.UpdatePod(opts); err != nil {
 		l.log.V(2).Info("Pod update not taken", "err", err)
+	}
+}
+
+// syncObjectUsers syncs the API pods that reference the changed objects.
+func (l *syncLoop) syncObjectUsers(changes []podobjects.Change) {
+	for _, pod := range l.pods.Pods() {
+		if podtypes.IsStaticPod(pod) || podtypes.IsMirrorPod(pod) || pod.DeletionTimestamp != nil {
+			continue
+		}
+		if slices.ContainsFunc(changes, func(c podobjects.Change) bool { return c.Affects(pod) }) {
+			l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod})
+		}
 	}
 }

@@ -60,12 +60,23 @@ func (c checkpointListener) ending(*corev1.Pod)       {}
 // and its manifest put back runs it afresh, as any re-added pod.
 func (c checkpointListener) removed(pod *corev1.Pod) { c.ckpt.ForgetCompleted(pod.UID) }
 
-// apiSyncListener tells API sync (mirror pods, statuses) of every pod.
-type apiSyncListener struct{ api loopAPISync }
+// API sync (mirror pods, statuses) hears of every pod, through the
+// methods of its kind: staticSync, mirrorSync and apiSync.
+type (
+	staticSync struct{ api loopAPISync }
+	mirrorSync struct{ api loopAPISync }
+	apiSync    struct{ api loopAPISync }
+)
 
-func (a apiSyncListener) accepted(pod *corev1.Pod) { a.api.PodChanged(pod) }
-func (a apiSyncListener) ending(pod *corev1.Pod)   { a.api.PodChanged(pod) }
-func (a apiSyncListener) removed(pod *corev1.Pod)  { a.api.PodRemoved(pod) }
+func (a staticSync) accepted(pod *corev1.Pod) { a.api.StaticPodChanged(pod) }
+func (a staticSync) ending(pod *corev1.Pod)   { a.api.StaticPodChanged(pod) }
+func (a staticSync) removed(pod *corev1.Pod)  { a.api.StaticPodRemoved(pod) }
+func (a mirrorSync) accepted(pod *corev1.Pod) { a.api.MirrorPodChanged(pod) }
+func (a mirrorSync) ending(pod *corev1.Pod)   { a.api.MirrorPodChanged(pod) }
+func (a mirrorSync) removed(pod *corev1.Pod)  { a.api.MirrorPodRemoved(pod) }
+func (a apiSync) accepted(pod *corev1.Pod)    { a.api.APIPodChanged(pod) }
+func (a apiSync) ending(pod *corev1.Pod)      { a.api.APIPodChanged(pod) }
+func (a apiSync) removed(pod *corev1.Pod)     { a.api.APIPodRemoved(pod) }
 
 // objectsListener has the ConfigMaps and Secrets of the API pods read.
 type objectsListener struct {
@@ -83,3 +94,11 @@ func (o objectsListener) accepted(pod *corev1.Pod) {
 
 func (o objectsListener) ending(*corev1.Pod)      {}
 func (o objectsListener) removed(pod *corev1.Pod) { o.objects.UnregisterPod(pod) }
+
+// PodObjects is told which API pods exist, so that the ConfigMaps and
+// Secrets they reference are read, and watched, for them;
+// *podobjects.Objects satisfies it.
+type PodObjects interface {
+	RegisterPod(*corev1.Pod)
+	UnregisterPod(*corev1.Pod)
+}

@@ -31,7 +31,7 @@ func (l *syncLoop) resize(pod *corev1.Pod) {
 		return
 	}
 	res := admission.Result{Reason: admission.ReasonResizeDeferred, Message: "the Node is not known yet"}
-	if node := l.apiNode(); node != nil {
+	if node := l.waiting.Node(); node != nil {
 		res = admission.AdmitResize(pod, node, l.activePods(), init)
 	}
 	if res.Reason != "" {

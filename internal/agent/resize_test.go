@@ -23,7 +23,7 @@ func TestResizeDeferredThenGiven(t *testing.T) {
 		corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("10"),
 	}}}
 	var getter mirror.NodeGetter = mirror.NodeGetterFunc(func(context.Context) (*corev1.Node, error) { return node, nil })
-	e.beforeRun = func(a *Agent) { a.loop.apiAdmission.node.Store(&getter) }
+	e.beforeRun = func(a *Agent) { a.Connected(getter) }
 	e.start()
 
 	first, second := apiPod("first", "1500m"), apiPod("second", "400m")

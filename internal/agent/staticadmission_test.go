@@ -55,7 +55,7 @@ func TestStaticPodsAreAdmittedByNodeSelectorAndOS(t *testing.T) {
 		e.ready.Store(true)
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{"pool": "gpu"}}}
 		var getter mirror.NodeGetter = mirror.NodeGetterFunc(func(context.Context) (*corev1.Node, error) { return node, nil })
-		e.beforeRun = func(a *Agent) { a.loop.apiAdmission.node.Store(&getter) }
+		e.beforeRun = func(a *Agent) { a.Connected(getter) }
 		e.start()
 		// The Node's labels, not the ones the agent registered it with.
 		checkStaticAdmission(e, static("gpu", selector("pool", "gpu")), "")

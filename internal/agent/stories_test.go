@@ -177,8 +177,8 @@ func newStoryEnv(t *testing.T) *storyEnv {
 	e.loop = &syncLoop{
 		pods: podmanager.New(), workers: storyWorkers{e}, ckpt: storyKeeper{e}, api: storyAPISync{e}, objects: storyObjects{e},
 		deadlines: newDeadlines(), admission: admission.NewHostPorts(), sysctls: sysctls,
-		apiAdmission: &apiAdmission{waiting: map[types.UID]*corev1.Pod{}},
-		statuses:     status.NewStore(nil, nil), podEvents: newPodEvents(nil, "node-1"),
+		waiting:  admission.NewWaiting(),
+		statuses: status.NewStore(), podEvents: newPodEvents(nil, "node-1"),
 		timeline: timeline.NewWithClock(10, clk), clock: clk,
 		log: testr.NewWithOptions(t, testr.Options{Verbosity: 2}).WithName("loop"),
 	}
@@ -208,7 +208,7 @@ func (e *storyEnv) do(line string) []string {
 		e.loop.readmit()
 	case "node":
 		var get mirror.NodeGetter = mirror.NodeGetterFunc(func(context.Context) (*corev1.Node, error) { return e.node, nil })
-		e.loop.apiAdmission.node.Store(&get)
+		e.loop.waiting.Connected(get)
 	case "restored":
 		e.restored[types.UID(args.get("uid"))] = true
 	case "completed":
@@ -396,8 +396,12 @@ func (k storyKeeper) WasRestored(uid types.UID) bool              { return k.e.r
 // storyAPISync stands in for API sync.
 type storyAPISync struct{ e *storyEnv }
 
-func (s storyAPISync) PodChanged(pod *corev1.Pod) { s.e.say("api: changed %s", pod.UID) }
-func (s storyAPISync) PodRemoved(pod *corev1.Pod) { s.e.say("api: removed %s", pod.UID) }
+func (s storyAPISync) StaticPodChanged(pod *corev1.Pod) { s.e.say("api: static changed %s", pod.UID) }
+func (s storyAPISync) StaticPodRemoved(pod *corev1.Pod) { s.e.say("api: static removed %s", pod.UID) }
+func (s storyAPISync) MirrorPodChanged(pod *corev1.Pod) { s.e.say("api: mirror changed %s", pod.UID) }
+func (s storyAPISync) MirrorPodRemoved(pod *corev1.Pod) { s.e.say("api: mirror removed %s", pod.UID) }
+func (s storyAPISync) APIPodChanged(pod *corev1.Pod)    { s.e.say("api: pod changed %s", pod.UID) }
+func (s storyAPISync) APIPodRemoved(pod *corev1.Pod)    { s.e.say("api: pod removed %s", pod.UID) }
 
 // storyObjects stands in for the ConfigMap and Secret readers.
 type storyObjects struct{ e *storyEnv }

@@ -38,7 +38,7 @@ func TestSyncPodStoresItsFreshStatusInTheCache(t *testing.T) {
 	cache.UpdateTime(time.Now()) // a relist has happened: a new pod waits for nothing
 	clk := testingclock.NewFakeClock(time.Now())
 	s := &syncer{
-		rt: rt, vols: vols, cache: cache, statuses: status.NewStore(nil, nil), timeline: timeline.New(0),
+		rt: rt, vols: vols, cache: cache, statuses: status.NewStore(), timeline: timeline.New(0),
 		desired: func(types.UID) bool { return true }, finished: func(*corev1.Pod) {}, clock: clk,
 		log: testr.New(t), pods: map[types.UID]*podRecord{}, deadlines: newDeadlines(),
 	}
@@ -74,7 +74,7 @@ func TestSyncPodThatDidNothingWaitsForNoRelist(t *testing.T) {
 	cache := pleg.NewCache()
 	cache.UpdateTime(time.Now())
 	s := &syncer{
-		rt: newFakeRuntime(root), vols: vols, cache: cache, statuses: status.NewStore(nil, nil), timeline: timeline.New(0),
+		rt: newFakeRuntime(root), vols: vols, cache: cache, statuses: status.NewStore(), timeline: timeline.New(0),
 		desired: func(types.UID) bool { return true }, finished: func(*corev1.Pod) {}, clock: clock.RealClock{},
 		log: testr.New(t), pods: map[types.UID]*podRecord{}, deadlines: newDeadlines(),
 	}

@@ -37,7 +37,7 @@ func TestSysctlsAreAdmittedForEveryPod(t *testing.T) {
 		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourcePods: resource.MustParse("10"),
 	}}}
 	var getter mirror.NodeGetter = mirror.NodeGetterFunc(func(context.Context) (*corev1.Node, error) { return node, nil })
-	e.beforeRun = func(a *Agent) { a.loop.apiAdmission.node.Store(&getter) }
+	e.beforeRun = func(a *Agent) { a.Connected(getter) }
 	e.start()
 
 	static := func(name string) *corev1.Pod { return staticPod(name, "busybox", corev1.RestartPolicyAlways) }

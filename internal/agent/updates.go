@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -97,13 +98,13 @@ type podHandlers struct {
 // newPodHandlers builds the handlers of l's update path; each kind tells
 // only the parts that follow pods of its kind.
 func newPodHandlers(l *syncLoop) podHandlers {
-	apiListeners := []podListener{apiSyncListener{l.api}}
+	apiListeners := []podListener{apiSync{l.api}}
 	if l.objects != nil {
 		apiListeners = append(apiListeners, objectsListener{objects: l.objects, workers: l.workers})
 	}
 	return podHandlers{
-		static: &staticPods{l: l, notices: podNotices{pods: l.pods, listeners: []podListener{checkpointListener{l.ckpt}, apiSyncListener{l.api}}}},
-		mirror: &mirrorPods{l: l, notices: podNotices{pods: l.pods, listeners: []podListener{apiSyncListener{l.api}}}},
+		static: &staticPods{l: l, notices: podNotices{pods: l.pods, listeners: []podListener{checkpointListener{l.ckpt}, staticSync{l.api}}}},
+		mirror: &mirrorPods{l: l, notices: podNotices{pods: l.pods, listeners: []podListener{mirrorSync{l.api}}}},
 		api:    &apiPods{l: l, notices: podNotices{pods: l.pods, listeners: apiListeners}},
 	}
 }
@@ -165,4 +166,19 @@ func (l *syncLoop) readmit() {
 			l.handlers.static.add(pod)
 		}
 	}
+}
+
+// refuse ends a pod that may not run: Failed with the admission's reason.
+// n are the notices of the pod's kind.
+func (l *syncLoop) refuse(pod *corev1.Pod, res admission.Result, n podNotices) {
+	l.log.Info("Refusing a pod", "pod", podtypes.PodFullName(pod), "podUID", pod.UID, "reason", res.Reason, "message", res.Message)
+	l.timeline.Record(pod.UID, timeline.KindError, "refused: %s: %s", res.Reason, res.Message)
+	l.podEvents.refused(pod, res.Reason, res.Message)
+	failed := corev1.PodStatus{Phase: corev1.PodFailed, Reason: res.Reason, Message: res.Message}
+	l.statuses.Set(pod, failed)
+	n.ending(pod)
+	keep := func(st *corev1.PodStatus) {
+		st.Phase, st.Reason, st.Message = failed.Phase, failed.Reason, failed.Message
+	}
+	l.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, Pod: pod, Kill: &podworkers.KillPodOptions{StatusFunc: keep}})
 }

@@ -3,12 +3,13 @@ package agent
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeagent/nodeagent/internal/admission"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
 // apiPods handles the pods bound to this node through the apiserver. One
-// is admitted once, after the Node is known (apiadmission.go); one that
+// is admitted once, after the Node is known (admitAPIPod); one that
 // ended before (under an earlier run of the agent, or another node's)
 // never runs again and keeps its status; one gone from the apiserver
 // before the agent deleted it was force-deleted, and stops at once.
@@ -26,7 +27,7 @@ func (a *apiPods) upsert(pod *corev1.Pod, typ podworkers.UpdateType) {
 	l := a.l
 	ended := podtypes.IsTerminal(pod.Status.Phase)
 	if pod.DeletionTimestamp != nil {
-		l.apiAdmission.dropWaiting(pod.UID)
+		l.waiting.Drop(pod.UID)
 	}
 	if ended && l.statuses.Status(pod.UID) == nil {
 		// It ended before (under an earlier run of the agent): its
@@ -66,7 +67,7 @@ func (a *apiPods) admit(pod *corev1.Pod) bool {
 }
 
 func (a *apiPods) delete(pod *corev1.Pod) {
-	a.l.apiAdmission.dropWaiting(pod.UID)
+	a.l.waiting.Drop(pod.UID)
 	a.l.admission.Drop(pod.UID) // it goes on, to be deleted from the apiserver
 	a.notices.ending(pod)
 	a.l.kill(pod)
@@ -75,7 +76,7 @@ func (a *apiPods) delete(pod *corev1.Pod) {
 // remove stops a pod gone from the apiserver before this agent deleted
 // it: it was force-deleted, and stops at once.
 func (a *apiPods) remove(pod *corev1.Pod) {
-	if a.l.admission.Drop(pod.UID) || a.l.apiAdmission.dropWaiting(pod.UID) {
+	if a.l.admission.Drop(pod.UID) || a.l.waiting.Drop(pod.UID) {
 		return // it never ran
 	}
 	a.notices.removed(pod)
@@ -87,9 +88,57 @@ func (a *apiPods) reconcile(pod *corev1.Pod) {
 	if _, known := a.l.pods.PodByUID(pod.UID); !known {
 		// Not admitted yet (it waits for the Node): indexing it would have
 		// housekeeping start it.
-		a.l.apiAdmission.update(pod)
+		a.l.waiting.Update(pod)
 		return
 	}
 	a.l.pods.UpdatePod(pod)
 	a.l.reconcileReadiness(pod)
+}
+
+// admitAPIPod decides whether an API pod seen for the first time may run,
+// once the Node is known (admission.Waiting holds it until then);
+// a refused one is indexed (n), so that its Failed status is written, and
+// handed to its worker as a pod that ended.
+func (l *syncLoop) admitAPIPod(pod *corev1.Pod, n podNotices) bool {
+	node := l.waiting.Node()
+	if node == nil {
+		if l.waiting.Hold(pod) {
+			l.log.Info("Holding a pod from the apiserver until the Node is known", "pod", podtypes.PodFullName(pod), "podUID", pod.UID)
+		}
+		return false
+	}
+	l.waiting.Drop(pod.UID)
+	// A pod that was admitted before the agent restarted holds what it
+	// was allocated, which a resize pending since may exceed.
+	res := admission.AdmitAPIPod(l.alloc.Apply(pod), node, l.activePods(), l.sysctls, l.admission)
+	if res.Reason == "" {
+		return true
+	}
+	l.refuse(pod, res, n)
+	return false
+}
+
+// activePods are the pods admitted so far that may still run, with the
+// phase the agent knows of them, for the resources they hold: those they
+// were allocated.
+func (l *syncLoop) activePods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, pod := range l.pods.Pods() {
+		if podtypes.IsMirrorPod(pod) {
+			continue
+		}
+		if st := l.statuses.Status(pod.UID); st != nil && podtypes.IsTerminal(st.Phase) {
+			continue
+		}
+		out = append(out, l.alloc.Apply(pod))
+	}
+	return out
+}
+
+// retryWaiting admits the pods that came before the Node was known, the
+// oldest first.
+func (l *syncLoop) retryWaiting() {
+	for _, pod := range l.waiting.Held() {
+		l.handlers.api.add(pod)
+	}
 }

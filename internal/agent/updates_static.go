@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -112,10 +110,8 @@ func (s *staticPods) admit(pod *corev1.Pod) bool {
 // registers it with, so that static pods are admitted alike while the
 // apiserver is away or in standalone mode.
 func (l *syncLoop) nodeForStatic() *corev1.Node {
-	if get := l.apiAdmission.node.Load(); get != nil {
-		if node, _ := (*get).Node(context.Background()); node != nil {
-			return node
-		}
+	if node := l.waiting.Node(); node != nil {
+		return node
 	}
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: l.nodeLabels}}
 }

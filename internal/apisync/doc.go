@@ -3,19 +3,23 @@
 // and the pods' statuses (internal/statusmanager), the one writer of each.
 //
 //	s, err := apisync.New(apisync.Options{NodeName: node, Pods: pods, Statuses: statuses, ...})
-//	s.PodChanged(pod)        // the agent's sync loop: a pod added, changed, or its deletion asked
-//	s.PodRemoved(pod)        // a source no longer has it
-//	s.PodFinished(pod)       // the workers: nothing of an API pod runs, its volumes are gone
-//	s.StatusChanged(uid)     // the status store: a new status to write
-//	err = s.Run(ctx, conn)   // once the Node exists, until ctx ends
+//	s.StaticPodChanged(pod)  // the agent's handler of static pods: added, changed, deletion asked
+//	s.MirrorPodChanged(pod)  // ... of mirror pods
+//	s.APIPodChanged(pod)     // ... of API pods
+//	s.StaticPodRemoved(pod)  // a source no longer has it (MirrorPodRemoved, APIPodRemoved)
+//	s.APIPodFinished(pod)    // the workers: nothing of an API pod runs, its volumes are gone
+//	err = s.RunMirrors(ctx, conn)   // once connected, until ctx ends
+//	err = s.RunStatuses(ctx, conn)  // beside it
 //
-// The agent tells it what changed and never waits for it: each call only
-// queues work for the mirror reconciler or the status manager. A nil *Sync
+// The agent decides a pod's kind once and calls the method of that kind;
+// it tells what changed and never waits: each call only queues work for
+// the mirror reconciler or the status manager. New subscribes to the
+// status store (status.Store.OnChange): every new status is written. A nil *Sync
 // (the standalone agent) takes every call and does nothing. Mirror tells
 // the state of a static pod's mirror, for the local API and the
 // nodeagent_static_pod_mirror metric alike (RegisterMirrorMetrics).
 //
-// An API pod whose containers and volumes are gone (PodFinished) may go
+// An API pod whose containers and volumes are gone (APIPodFinished) may go
 // from the apiserver once its deletion was asked: the status manager ends
 // the deletion then.
 package apisync

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -104,29 +103,53 @@ func New(opts Options) (*Sync, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each new status is written.
+	opts.Statuses.OnChange(s.statuses.Enqueue)
 	return s, nil
 }
 
-// PodChanged: a pod was added or changed, or its deletion requested.
-func (s *Sync) PodChanged(pod *corev1.Pod) {
+// StaticPodChanged: a static pod was added or changed, or its deletion
+// asked: its mirror follows.
+func (s *Sync) StaticPodChanged(pod *corev1.Pod) {
+	if s != nil {
+		s.mirrors.Enqueue(podtypes.PodFullName(pod))
+	}
+}
+
+// StaticPodRemoved: a source no longer has the static pod: its mirror goes.
+func (s *Sync) StaticPodRemoved(pod *corev1.Pod) { s.StaticPodChanged(pod) }
+
+// MirrorPodChanged: the apiserver source sent a mirror pod, new or
+// changed: the reconciler checks it, and its static pod's status goes to it.
+func (s *Sync) MirrorPodChanged(pod *corev1.Pod) {
 	if s == nil {
 		return
 	}
-	switch {
-	case podtypes.IsMirrorPod(pod):
-		s.mirrors.Enqueue(podtypes.PodFullName(pod))
-		s.mirrorMoved(pod)
-	case podtypes.IsStaticPod(pod):
-		s.mirrors.Enqueue(podtypes.PodFullName(pod))
-	case pod.DeletionTimestamp != nil:
-		// Its deletion may be ended now, if it has finished already.
+	s.mirrors.Enqueue(podtypes.PodFullName(pod))
+	s.mirrorMoved(pod)
+}
+
+// MirrorPodRemoved: the mirror pod is gone from the apiserver.
+func (s *Sync) MirrorPodRemoved(pod *corev1.Pod) {
+	if s == nil {
+		return
+	}
+	s.mirrors.MirrorGone(podtypes.PodFullName(pod), pod.UID)
+	s.mirrorMoved(pod)
+}
+
+// APIPodChanged: an API pod was added or changed, or its deletion asked:
+// its deletion may be ended now, if it has finished already.
+func (s *Sync) APIPodChanged(pod *corev1.Pod) {
+	if s != nil && pod.DeletionTimestamp != nil {
 		s.statuses.Enqueue(pod.UID)
 	}
 }
 
-// PodFinished: nothing of the pod runs any more and its volumes are gone.
-func (s *Sync) PodFinished(pod *corev1.Pod) {
-	if s == nil || podtypes.IsStaticPod(pod) {
+// APIPodFinished: nothing of the API pod runs any more and its volumes
+// are gone.
+func (s *Sync) APIPodFinished(pod *corev1.Pod) {
+	if s == nil {
 		return
 	}
 	if _, ok := s.pods.PodByUID(pod.UID); !ok {
@@ -144,22 +167,14 @@ func (s *Sync) isFinished(uid types.UID) bool {
 	return s.finished[uid]
 }
 
-// PodRemoved: a source no longer has the pod.
-func (s *Sync) PodRemoved(pod *corev1.Pod) {
+// APIPodRemoved: the API pod is gone from the apiserver.
+func (s *Sync) APIPodRemoved(pod *corev1.Pod) {
 	if s == nil {
 		return
 	}
-	switch {
-	case podtypes.IsMirrorPod(pod):
-		s.mirrors.MirrorGone(podtypes.PodFullName(pod), pod.UID)
-		s.mirrorMoved(pod)
-	case podtypes.IsStaticPod(pod):
-		s.mirrors.Enqueue(podtypes.PodFullName(pod))
-	default:
-		s.mu.Lock()
-		delete(s.finished, pod.UID)
-		s.mu.Unlock()
-	}
+	s.mu.Lock()
+	delete(s.finished, pod.UID)
+	s.mu.Unlock()
 }
 
 // mirrorMoved queues the status of the static pod whose mirror appeared,
@@ -167,13 +182,6 @@ func (s *Sync) PodRemoved(pod *corev1.Pod) {
 func (s *Sync) mirrorMoved(m *corev1.Pod) {
 	if static, ok := s.pods.PodByMirrorPod(m); ok {
 		s.statuses.Enqueue(static.UID)
-	}
-}
-
-// StatusChanged: the status store holds a new status for uid.
-func (s *Sync) StatusChanged(uid types.UID) {
-	if s != nil {
-		s.statuses.Enqueue(uid)
 	}
 }
 
@@ -222,15 +230,18 @@ type Connection struct {
 	Node mirror.NodeGetter
 }
 
-// Run keeps the mirror pods and the pod statuses in the apiserver current
-// until ctx ends. It runs once the Node exists.
-func (s *Sync) Run(ctx context.Context, conn Connection) error {
+// RunMirrors keeps the mirror pods in the apiserver current until ctx
+// ends; RunStatuses the pod statuses. Both run once connected, each a
+// part of its own.
+func (s *Sync) RunMirrors(ctx context.Context, conn Connection) error {
 	mc, err := mirror.New(mirror.Options{Client: conn.Client, NodeName: s.nodeName, Nodes: conn.Node})
 	if err != nil {
 		return err
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.mirrors.Run(gctx, mc) })
-	g.Go(func() error { return s.statuses.Run(gctx, conn.Client.CoreV1()) })
-	return g.Wait()
+	return s.mirrors.Run(ctx, mc)
+}
+
+// RunStatuses: see RunMirrors.
+func (s *Sync) RunStatuses(ctx context.Context, conn Connection) error {
+	return s.statuses.Run(ctx, conn.Client.CoreV1())
 }

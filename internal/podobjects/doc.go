@@ -14,5 +14,7 @@
 // The agent registers each API pod (RegisterPod) when it is added or
 // changed and unregisters it when it is gone; with the Watch strategy each
 // referenced mutable object is then watched, and a change is told to the
-// Listener Run is given, so that the pods using it are synced at once.
+// Listener Run is given, so that the pods using it are synced at once:
+// Changes (changes.go) is that Listener, a queue the agent's sync loop
+// takes the changes from (Change.Affects names the pods to sync).
 package podobjects

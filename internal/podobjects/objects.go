@@ -44,8 +44,8 @@ func ParseStrategy(s string) (Strategy, error) {
 	return "", fmt.Errorf("unknown change detection strategy %q: want %s, %s or %s", s, Watch, Cache, Get)
 }
 
-// Listener is told which pods to sync because of their objects; the
-// agent is one. Its methods must not block.
+// Listener is told which pods to sync because of their objects; Changes
+// is one, for the agent. Its methods must not block.
 type Listener interface {
 	// ObjectChanged is called, with the Watch strategy, after a referenced
 	// ConfigMap (secret false) or Secret (secret true) was created,

@@ -18,21 +18,34 @@ type Entry struct {
 // It is safe for concurrent use; what it returns must be treated as
 // read-only.
 type Store struct {
-	onPhases func(map[corev1.PodPhase]int)
-	onChange func(types.UID)
-
-	mu     sync.RWMutex
-	pods   map[types.UID]Entry
-	phases map[corev1.PodPhase]int
+	mu       sync.RWMutex
+	onPhases []func(map[corev1.PodPhase]int)
+	onChange []func(types.UID)
+	pods     map[types.UID]Entry
+	phases   map[corev1.PodPhase]int
 }
 
-// NewStore returns an empty Store. onPhases, if not nil, is called with the
-// number of pods in each phase whenever those numbers change, with the
-// store's lock held: it must be quick and must not call the store.
-// onChange, if not nil, is called, without the lock, after a pod's status
-// changed or was deleted.
-func NewStore(onPhases func(map[corev1.PodPhase]int), onChange func(types.UID)) *Store {
-	return &Store{onPhases: onPhases, onChange: onChange, pods: map[types.UID]Entry{}, phases: map[corev1.PodPhase]int{}}
+// NewStore returns an empty Store.
+func NewStore() *Store {
+	return &Store{pods: map[types.UID]Entry{}, phases: map[corev1.PodPhase]int{}}
+}
+
+// OnPhases subscribes f to the number of pods in each phase: it is called
+// whenever those numbers change, with the store's lock held, so it must be
+// quick and must not call the store. Subscribe before the first Set.
+func (s *Store) OnPhases(f func(map[corev1.PodPhase]int)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onPhases = append(s.onPhases, f)
+}
+
+// OnChange subscribes f to the pods whose status changed or was deleted:
+// it is called, without the store's lock, after each such change.
+// Subscribe before the first Set.
+func (s *Store) OnChange(f func(types.UID)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onChange = append(s.onChange, f)
 }
 
 // Set stores the pod's status.
@@ -47,9 +60,12 @@ func (s *Store) Set(pod *corev1.Pod, st corev1.PodStatus) {
 		s.phases[st.Phase]++
 		s.reportLocked()
 	}
+	subs := s.onChange
 	s.mu.Unlock()
-	if s.onChange != nil && (!had || !equality.Semantic.DeepEqual(&old.Status, &st)) {
-		s.onChange(pod.UID)
+	if len(subs) > 0 && (!had || !equality.Semantic.DeepEqual(&old.Status, &st)) {
+		for _, f := range subs {
+			f(pod.UID)
+		}
 	}
 }
 
@@ -79,9 +95,12 @@ func (s *Store) Delete(uid types.UID) {
 		s.phases[old.Status.Phase]--
 		s.reportLocked()
 	}
+	subs := s.onChange
 	s.mu.Unlock()
-	if ok && s.onChange != nil {
-		s.onChange(uid)
+	if ok {
+		for _, f := range subs {
+			f(uid)
+		}
 	}
 }
 
@@ -97,12 +116,14 @@ func (s *Store) List() []Entry {
 }
 
 func (s *Store) reportLocked() {
-	if s.onPhases == nil {
+	if len(s.onPhases) == 0 {
 		return
 	}
 	counts := make(map[corev1.PodPhase]int, len(s.phases))
 	for p, n := range s.phases {
 		counts[p] = n
 	}
-	s.onPhases(counts)
+	for _, f := range s.onPhases {
+		f(counts)
+	}
 }

@@ -13,7 +13,8 @@ import (
 
 func TestStore(t *testing.T) {
 	var reported []map[corev1.PodPhase]int
-	s := NewStore(func(c map[corev1.PodPhase]int) { reported = append(reported, c) }, nil)
+	s := NewStore()
+	s.OnPhases(func(c map[corev1.PodPhase]int) { reported = append(reported, c) })
 	a := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "a"}}
 	b := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "b"}}
 
@@ -45,7 +46,9 @@ func TestStore(t *testing.T) {
 }
 
 func TestStoreConcurrentUse(t *testing.T) {
-	s := NewStore(func(map[corev1.PodPhase]int) {}, nil)
+	s := NewStore()
+	s.OnPhases(func(map[corev1.PodPhase]int) {})
+	s.OnChange(func(types.UID) {})
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Go(func() {
@@ -62,7 +65,8 @@ func TestStoreConcurrentUse(t *testing.T) {
 
 func TestStoreTellsOfChangesOnly(t *testing.T) {
 	var changed []types.UID
-	s := NewStore(nil, func(uid types.UID) { changed = append(changed, uid) })
+	s := NewStore()
+	s.OnChange(func(uid types.UID) { changed = append(changed, uid) })
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "a"}}
 	running := corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
 	s.Set(pod, running)

@@ -69,7 +69,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
 	f := &fixture{pods: podmanager.New(), clock: clocktesting.NewFakeClock(time.Unix(1000, 500_000_000))}
-	f.statuses = status.NewStore(nil, nil)
+	f.statuses = status.NewStore()
 	f.client = fake.NewClientset(objects...)
 	f.client.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		var p map[string]any

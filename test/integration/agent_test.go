@@ -16,10 +16,16 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodeagent/nodeagent/internal/agent"
+	"github.com/nodeagent/nodeagent/internal/checkpoint/keeper"
+	"github.com/nodeagent/nodeagent/internal/pleg"
+	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/runtime"
+	"github.com/nodeagent/nodeagent/internal/status"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/config"
+	"github.com/nodeagent/nodeagent/staging/podmanager"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
+	"github.com/nodeagent/nodeagent/staging/podworkers"
 )
 
 // The tests in this file run the agent core as the standalone binary wires
@@ -47,11 +53,33 @@ func startAgent(t *testing.T, rt *runtime.Runtime, node, manifests, root string)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The parts as cmd/nodeagent/app builds them, without a checkpoint.
+	pods, statuses := podmanager.New(), status.NewStore()
+	pl, err := pleg.New(pleg.Options{Runtime: rt, Interval: 200 * time.Millisecond, ContainerPID: rt.ContainerPID, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := prober.New(prober.Options{Exec: rt, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpt, err := keeper.New(keeper.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncer, err := agent.NewSyncer(agent.SyncerOptions{NodeName: node, Runtime: rt, Volumes: vols, Pods: pods, Statuses: statuses, PLEG: pl, Prober: pr, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := func(uid types.UID) bool { _, ok := pods.PodByUID(uid); return ok }
+	workers, err := podworkers.New(podworkers.Options{Syncer: ckpt.Syncer(syncer, statuses.Status, desired), Metrics: syncer.WorkerMetrics(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sourcesReady := func() bool { return merger.SeenAllSources(podtypes.FileSource) }
 	a, err := agent.New(agent.Options{
-		NodeName: node, RootDir: root, Runtime: rt, Volumes: vols,
-		Updates:              merger.Updates(),
-		SourcesReady:         func() bool { return merger.SeenAllSources(podtypes.FileSource) },
-		RelistInterval:       200 * time.Millisecond,
+		Syncer: syncer, Workers: workers, PLEG: pl, Prober: pr, Checkpoint: ckpt,
+		RootDir: root, Updates: merger.Updates(), SourcesReady: sourcesReady,
 		HousekeepingInterval: 500 * time.Millisecond,
 		Logger:               log,
 	})
@@ -59,10 +87,12 @@ func startAgent(t *testing.T, rt *runtime.Runtime, node, manifests, root string)
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &agentInstance{agent: a, cancel: cancel, errs: make(chan error, 2)}
-	in.wg.Add(2)
-	go func() { defer in.wg.Done(); in.errs <- files.Run(ctx) }()
-	go func() { defer in.wg.Done(); in.errs <- a.Run(ctx) }()
+	runs := []func(context.Context) error{files.Run, a.Run, workers.Run, pl.Run, pr.Run}
+	in := &agentInstance{agent: a, cancel: cancel, errs: make(chan error, len(runs))}
+	for _, run := range runs {
+		in.wg.Add(1)
+		go func() { defer in.wg.Done(); in.errs <- run(ctx) }()
+	}
 	t.Cleanup(in.stop)
 	return in
 }

@@ -122,7 +122,7 @@ func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
 // newNode builds the part that keeps the Node and its Lease current; it
 // runs once connected. The node API, when served, is on --port.
 // Its pressure conditions are those of the eviction manager.
-func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent, sourcesReady func() error, pressure func() map[string]bool, closeConnections func(), log logr.Logger) (*node.Node, error) {
+func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent, api *apisync.Sync, sourcesReady func() error, pressure func() map[string]bool, closeConnections func(), log logr.Logger) (*node.Node, error) {
 	taints, _ := node.ParseTaints(o.RegisterWithTaints)        // validated
 	thresholds, _ := eviction.ParseThresholds(o.Eviction.Hard) // validated
 	return node.New(node.Options{
@@ -138,7 +138,7 @@ func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent
 		// Renewals that keep failing may be stuck on a dead connection.
 		OnRepeatedHeartbeatFailure: closeConnections,
 		// What failed during an outage is tried again at once.
-		OnAPIServerBack: ag.APIServerBack,
+		OnAPIServerBack: api.Retry,
 		AgentVersion:    version.Get().GitVersion,
 		Logger:          log,
 	})
@@ -151,7 +151,9 @@ func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent
 // volumes are built with them. All nil in standalone mode, where a pod
 // naming a RuntimeClass is refused.
 type apiObjects struct {
-	objects  *podobjects.Objects
+	objects *podobjects.Objects
+	// changes carries what objects tells of changes to the agent.
+	changes  *podobjects.Changes
 	services *serviceenv.Services
 	classes  *runtimeclass.Classes
 }
@@ -175,17 +177,18 @@ func (o *Options) newAPIObjects(reg metrics.KubeRegistry, log logr.Logger) (apiO
 	}
 	return apiObjects{
 		objects:  objects,
+		changes:  podobjects.NewChanges(),
 		services: serviceenv.New(serviceenv.Options{Logger: log.WithName("services")}),
 		classes:  runtimeclass.New(runtimeclass.Options{Logger: log.WithName("runtimeclasses")}),
 	}, nil
 }
 
-// podObjects reads the pods' objects once connected; the agent syncs the
-// pods whose objects changed or may be read now, and gets the Node's
-// allocatable resources from nd.
-func (a apiObjects) podObjects(nd *node.Node, ag *agent.Agent) connectedPart {
+// podObjects reads the pods' objects once connected, with the Node's
+// allocatable resources from nd; the agent syncs the pods whose objects
+// changed or may be read now (changes).
+func (a apiObjects) podObjects(nd *node.Node) connectedPart {
 	return func(ctx context.Context, client kubernetes.Interface) error {
-		return a.objects.Run(ctx, client, nd.Current, ag)
+		return a.objects.Run(ctx, client, nd.Current, a.changes)
 	}
 }
 
@@ -203,10 +206,19 @@ func (o *Options) apiServerSource(merger *config.Merger, log logr.Logger) connec
 	}
 }
 
-// apiSync is the agent's side of connected mode, once connected: the
-// mirror pods of its static pods and the pods' statuses.
-func apiSync(ag *agent.Agent, nd *node.Node) connectedPart {
+// mirrorSync keeps the mirror pods of the static pods once connected; the
+// agent admits the API pods against the Node from now on.
+func mirrorSync(api *apisync.Sync, ag *agent.Agent, nd *node.Node) connectedPart {
 	return func(ctx context.Context, client kubernetes.Interface) error {
-		return ag.RunConnected(ctx, apisync.Connection{Client: client, Node: mirror.NodeGetterFunc(nd.Current)})
+		getter := mirror.NodeGetterFunc(nd.Current)
+		ag.Connected(getter)
+		return api.RunMirrors(ctx, apisync.Connection{Client: client, Node: getter})
+	}
+}
+
+// statusSync keeps the pods' statuses once connected.
+func statusSync(api *apisync.Sync) connectedPart {
+	return func(ctx context.Context, client kubernetes.Interface) error {
+		return api.RunStatuses(ctx, apisync.Connection{Client: client})
 	}
 }

@@ -14,11 +14,20 @@
 //	runtime.go   cgroups -> runtime (CRI) -> volumes
 //	containerlogs.go  runtime -> rotation of the containers' log files
 //	sources.go   merger <- file source, HTTP source (built after the restore)
-//	agent.go     checkpoint (bbolt) -> agent <- merger, runtime, volumes
+//	agent.go     pod index, status store -> PLEG <- runtime
+//	               prober <- runtime;  checkpoint (bbolt) -> keeper
+//	               [API sync <- pod index, status store (connected mode)]
+//	               -> agent.NewSyncer <- runtime, volumes, PLEG cache, prober
+//	               -> pod workers <- keeper.Syncer(syncer)
+//	               -> agent (loop, housekeeping) <- merger, workers, PLEG,
+//	                    prober, keeper
+//	               -> container GC <- runtime, pod index, workers
 //	             agent.Restore: the checkpointed pods, before any source runs
+//	             runs: agent, pod workers, PLEG, prober, container GC; the
+//	               keeper's writer last, one write after the others ended
 //	imagegc.go   image garbage collection <- runtime
 //	eviction.go  eviction manager <- cgroups, runtime, volumes, agent,
-//	               image GC (reclaim), agent.Evict
+//	               container GC and image GC (reclaim), agent.Evict
 //	provider.go  local API (unix socket) <- agent, sources
 //	serving.go   /healthz /readyz /metrics (/debug/pprof) <- readiness,
 //	               the agent's and the prober's metrics registries,
@@ -37,9 +46,10 @@
 //	                 the runtime and the volumes; read once connected, the
 //	                 pod objects telling the agent which pods to sync
 //	               Node and Lease <- agent health, sources, the eviction
-//	                 manager's pressure
+//	                 manager's pressure; back after an outage -> API sync
 //	               apiserver source -> merger
-//	               agent.RunConnected: mirror pods, pod statuses
+//	               API sync: mirror pods (RunMirrors; agent.Connected: API
+//	                 pods admitted against the Node), pod statuses (RunStatuses)
 //	nodeapi.go     node API (logs, exec, attach, port-forward; --port)
 //	                 <- serving certificate from the cluster (node identity,
 //	                 the Node's addresses; --rotate-server-certificates)
@@ -49,7 +59,7 @@
 //
 // Stopping the process (SIGTERM, SIGINT) stops the agent, not the pods:
 // containers keep running, and the next agent adopts them without a
-// restart. On the way out the agent ends first, then the checkpoint is
-// closed, the events broadcaster shut down and the runtime's connection
+// restart. On the way out the parts end, then the checkpoint's writer
+// makes its last write, then the checkpoint is closed, the events broadcaster shut down and the runtime's connection
 // closed.
 package app

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nodeagent/nodeagent/internal/agent"
 	"github.com/nodeagent/nodeagent/internal/cgroups"
+	"github.com/nodeagent/nodeagent/internal/containergc"
 	"github.com/nodeagent/nodeagent/internal/eviction"
 	"github.com/nodeagent/nodeagent/internal/host"
 	"github.com/nodeagent/nodeagent/internal/imagegc"
@@ -103,6 +104,7 @@ type evictionParts struct {
 	cgroups *cgroups.Manager
 	vols    *volumes.Manager
 	agent   *agent.Agent
+	gc      *containergc.Collector
 	imageGC *imagegc.Manager
 	machine node.Machine
 	reg     metrics.KubeRegistry
@@ -125,7 +127,7 @@ func (o *Options) newEviction(p evictionParts, log logr.Logger) (*eviction.Manag
 		return podUsage(ctx, p.rt, p.vols, pods)
 	}
 	opts.ReclaimDisk = func(ctx context.Context) error {
-		p.agent.RemoveDeadContainers(ctx)
+		p.gc.Collect(ctx)
 		_, err := p.imageGC.FreeUnused(ctx)
 		return err
 	}

@@ -29,27 +29,45 @@ type part struct {
 type parts []part
 
 // run runs every part until ctx ends or one fails, then waits for them
-// to return, at most grace.
-func (p parts) run(ctx context.Context, grace time.Duration, log logr.Logger) error {
+// to return, at most grace. The last parts outlive the others: their ctx
+// ends only once every other part has returned (the checkpoint's writer
+// writes last what the others changed on their way out), or once the grace
+// has passed. A last part that fails ends the others as any part does.
+func (p parts) run(ctx context.Context, grace time.Duration, log logr.Logger, last ...part) error {
 	g, gctx := errgroup.WithContext(ctx)
+	lctx, stopLast := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLast()
 	var mu sync.Mutex
 	running := map[string]bool{}
-	for _, pt := range p {
+	for _, pt := range slices.Concat(p, last) {
 		running[pt.name] = true
 	}
-	for _, pt := range p {
+	start := func(pt part, ctx context.Context, done func()) {
 		g.Go(func() error {
+			defer done()
 			defer func() {
 				mu.Lock()
 				delete(running, pt.name)
 				mu.Unlock()
 			}()
-			if err := pt.run(gctx); err != nil {
+			if err := pt.run(ctx); err != nil {
 				return fmt.Errorf("%s: %w", pt.name, err)
 			}
 			return nil
 		})
 	}
+	var others sync.WaitGroup
+	for _, pt := range p {
+		others.Add(1)
+		start(pt, gctx, others.Done)
+	}
+	for _, pt := range last {
+		start(pt, lctx, func() {})
+	}
+	go func() {
+		others.Wait()
+		stopLast()
+	}()
 	done := make(chan error, 1)
 	go func() { done <- g.Wait() }()
 	select {
@@ -63,6 +81,7 @@ func (p parts) run(ctx context.Context, grace time.Duration, log logr.Logger) er
 	case err := <-done:
 		return err
 	case <-timer.C:
+		stopLast()
 		mu.Lock()
 		left := make([]string, 0, len(running))
 		for name := range running {

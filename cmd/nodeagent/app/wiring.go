@@ -75,12 +75,13 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if store != nil {
 		defer store.Close() // after the agent has ended: it writes on its way out
 	}
-	ag, err := o.newAgent(agentParts{rt: rt, alloc: alloc, vols: vols, sources: sources, store: store, events: ev, from: from, machine: machine, reg: reg, probes: probes}, log)
+	runs, err := o.newAgent(agentParts{rt: rt, alloc: alloc, vols: vols, sources: sources, store: store, events: ev, from: from, machine: machine, reg: reg, probes: probes}, log)
 	if err != nil {
 		return err
 	}
 	// Before any source runs: the checkpointed pods are desired until
 	// their sources answer.
+	ag := runs.agent
 	restored, err := ag.Restore(ctx, sources.merger, sources.static)
 	if err != nil {
 		return err
@@ -88,7 +89,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 	if err := sources.buildStatic(o, restored.Holders, ev, log); err != nil {
 		return err
 	}
-	evictions, err := o.newEviction(evictionParts{rt: rt, cgroups: cg, vols: vols, agent: ag, imageGC: imageGC, machine: machine, reg: reg}, log)
+	evictions, err := o.newEviction(evictionParts{rt: rt, cgroups: cg, vols: vols, agent: ag, gc: runs.gc, imageGC: imageGC, machine: machine, reg: reg}, log)
 	if err != nil {
 		return err
 	}
@@ -98,10 +99,10 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		return err
 	}
 
-	parts := parts{
-		{"agent", ag.Run}, {"local API", api.Run}, {"log rotation", rotator.Run}, {"image GC", imageGC.Run},
+	parts := append(runs.parts(), parts{
+		{"local API", api.Run}, {"log rotation", rotator.Run}, {"image GC", imageGC.Run},
 		{"eviction", evictions.Run}, {"start pages", startPages{ready: ready, log: log}.Run},
-	}
+	}...)
 	parts = append(parts, sources.runs()...)
 	if o.ServeAddress != "" {
 		serve, err := newServing(o.ServeAddress, localMetrics(reg, probes), ready, healthChecks(ag), o.Profiling, log)
@@ -111,23 +112,26 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		parts = append(parts, part{"serving", serve.Run})
 	}
 	if conn != nil {
-		nd, err := o.newNode(rt, machine, ag, sources.err, evictions.Pressure, conn.closeConnections, log)
+		nd, err := o.newNode(rt, machine, ag, runs.api, sources.err, evictions.Pressure, conn.closeConnections, log)
 		if err != nil {
 			return err
 		}
 		parts = append(parts, part{"connection", conn.Run},
 			part{"node", conn.whenConnected(nd.Run)},
 			part{"node API", conn.whenConnected(o.nodeAPI(nodeAPIParts{rt: rt, agent: ag, vols: vols, reg: reg, probes: probes, conn: conn, node: nd}, log))},
-			part{"pod objects", conn.whenConnected(from.podObjects(nd, ag))},
+			part{"pod objects", conn.whenConnected(from.podObjects(nd))},
 			part{"services", conn.whenConnected(from.services.Run)},
 			part{"runtime classes", conn.whenConnected(from.classes.Run)},
 			part{"apiserver source", conn.whenConnected(o.apiServerSource(sources.merger, log))},
-			part{"pod status sync", conn.whenConnected(apiSync(ag, nd))},
+			part{"mirror pods", conn.whenConnected(mirrorSync(runs.api, ag, nd))},
+			part{"pod statuses", conn.whenConnected(statusSync(runs.api))},
 		)
 	}
 	log.Info("nodeagent started", "node", o.NodeName, "runtime", rt.Version().RuntimeName+" "+rt.Version().RuntimeVersion,
 		"manifestDir", o.ManifestDir, "connected", conn != nil, "manifestURL", config.RedactURL(o.ManifestURL), "localAPI", o.LocalAPISocket, "serveAddress", o.ServeAddress)
-	return parts.run(ctx, stopGrace, log)
+	// The checkpoint's writer outlives the other parts by one last write,
+	// so that what they changed on their way out is written too.
+	return parts.run(ctx, stopGrace, log, part{"checkpoint writer", runs.keeper.Run})
 }
 
 // setUp paces the garbage collector, makes the agent's directories and
