@@ -156,7 +156,7 @@ func TestSyncPodWaitsQuietlyForTheNodeAuthorizer(t *testing.T) {
 			cache.UpdateTime(time.Now())
 			rec := record.NewFakeRecorder(10)
 			s := &syncer{
-				rt: newFakeRuntime(t.TempDir()), vols: failingVolumes{tc.err}, cache: cache, statuses: status.NewStore(nil, nil),
+				rt: newFakeRuntime(t.TempDir()), vols: failingVolumes{tc.err}, cache: cache, statuses: status.NewStore(),
 				timeline: timeline.New(0), events: newPodEvents(rec, "node"),
 				desired: func(types.UID) bool { return true }, finished: func(*corev1.Pod) {}, clock: clock.RealClock{},
 				log: testr.New(t), pods: map[types.UID]*podRecord{}, deadlines: newDeadlines(),
