@@ -53,9 +53,13 @@ type Manager struct {
 }
 
 // New returns a Manager of the cgroups under opts.Root, with the cgroup
-// version found under opts.FS. The systemd driver is refused (ErrNoSystemd)
-// where systemd is not running.
+// version found under opts.FS. An unknown driver is refused
+// (ErrUnknownDriver), and the systemd driver where systemd is not running
+// (ErrNoSystemd).
 func New(opts Options) (*Manager, error) {
+	if err := opts.Driver.Validate(); err != nil {
+		return nil, err
+	}
 	if opts.Driver == DriverSystemd {
 		if _, err := os.Stat("/run/systemd/system"); err != nil {
 			return nil, ErrNoSystemd

@@ -260,6 +260,14 @@ func TestSystemdRefusedWithoutSystemd(t *testing.T) {
 	}
 }
 
+// A driver the kubelet does not know is refused, never taken for cgroupfs.
+func TestUnknownDriverRefused(t *testing.T) {
+	_, err := New(Options{Driver: "cgroupv2", FS: t.TempDir()})
+	if !errors.Is(err, ErrUnknownDriver) || !strings.Contains(err.Error(), `"cgroupv2"`) {
+		t.Errorf("New with driver cgroupv2: %v, want ErrUnknownDriver naming it", err)
+	}
+}
+
 // A pod started by an earlier version, in the flat <root>/pod<uid>, stays
 // there until it is removed: its containers join its sandbox's cgroup.
 func TestPodOfEarlierLayoutStaysInIt(t *testing.T) {

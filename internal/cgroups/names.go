@@ -1,6 +1,8 @@
 package cgroups
 
 import (
+	"errors"
+	"fmt"
 	"path"
 	"strings"
 
@@ -16,6 +18,20 @@ const (
 	DriverCgroupfs Driver = "cgroupfs"
 	DriverSystemd  Driver = "systemd"
 )
+
+// ErrUnknownDriver is Validate's error for a driver the kubelet does not
+// know.
+var ErrUnknownDriver = errors.New("the cgroup driver must be cgroupfs or systemd")
+
+// Validate refuses a driver other than cgroupfs and systemd; empty is
+// cgroupfs.
+func (d Driver) Validate() error {
+	switch d {
+	case "", DriverCgroupfs, DriverSystemd:
+		return nil
+	}
+	return fmt.Errorf("%w, not %q", ErrUnknownDriver, string(d))
+}
 
 // name is a cgroup as the list of its components below the hierarchy's
 // root, whatever the driver calls it.

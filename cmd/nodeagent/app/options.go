@@ -250,7 +250,7 @@ func (o *Options) Validate() error {
 	if !strings.HasPrefix(o.CgroupRoot, "/") {
 		bad("--cgroup-root %q must start with /", o.CgroupRoot)
 	}
-	if d := cgroups.Driver(o.CgroupDriver); d != cgroups.DriverCgroupfs && d != cgroups.DriverSystemd {
+	if err := cgroups.Driver(o.CgroupDriver).Validate(); err != nil || o.CgroupDriver == "" {
 		bad("--cgroup-driver %q must be cgroupfs or systemd", o.CgroupDriver)
 	}
 	if _, err := admission.NewSysctls(o.AllowedUnsafeSysctls, nil); err != nil {
