@@ -76,10 +76,14 @@ func New(opts Options) (*Agent, error) {
 		statusChanged = func(uid types.UID) { a.api.StatusChanged(uid) }
 	}
 	a.statuses = status.NewStore(m.PodPhases, statusChanged)
+	steps, err := prober.NewSteps(prober.StepsOptions{Timeline: a.timeline, Registry: opts.Registry, Writes: opts.Connected, Clock: opts.Clock})
+	if err != nil {
+		return nil, fmt.Errorf("probe result metrics: %w", err)
+	}
 	if opts.Connected {
 		a.api, err = apisync.New(apisync.Options{
 			NodeName: opts.NodeName, Pods: a.pods, Statuses: a.statuses, SourcesReady: opts.SourcesReady, MirrorsSeen: opts.MirrorsSeen,
-			Recorder: opts.Recorder, Registry: opts.Registry, Logger: opts.Logger, Clock: opts.Clock,
+			StatusWritten: steps.Written, Recorder: opts.Recorder, Registry: opts.Registry, Logger: opts.Logger, Clock: opts.Clock,
 		})
 		if err != nil {
 			return nil, err
@@ -105,7 +109,7 @@ func New(opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.prober, err = prober.New(prober.Options{Exec: opts.Runtime, Registry: opts.ProbeRegistry, Logger: log, Clock: opts.Clock})
+	a.prober, err = prober.New(prober.Options{Exec: opts.Runtime, Registry: opts.ProbeRegistry, Steps: steps, Logger: log, Clock: opts.Clock})
 	if err != nil {
 		return nil, fmt.Errorf("prober: %w", err)
 	}
@@ -128,7 +132,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	a.loop = &syncLoop{
 		updates: opts.Updates, events: a.pleg.Events(), pods: a.pods, workers: a.workers,
-		probeUpdates: a.prober.Updates(), probes: a.prober, deadlines: s.deadlines,
+		probeUpdates: a.prober.Updates(), probes: a.prober, probeSteps: steps, deadlines: s.deadlines,
 		timeline: a.timeline, clock: opts.Clock, due: opts.DueInterval, ckpt: a.ckpt,
 		admission: a.admission, statuses: a.statuses, api: a.api, podEvents: a.events,
 		objects: opts.Objects, objectChanges: newObjectChanges(), stops: a.stops,
