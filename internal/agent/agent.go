@@ -63,7 +63,7 @@ func New(opts Options) (*Agent, error) {
 	waiting := admission.NewWaiting()
 	a.loop = &syncLoop{
 		updates: opts.Updates, events: opts.PLEG.Events(), pods: s.index, workers: opts.Workers,
-		probeUpdates: opts.Prober.Updates(), probes: opts.Prober, deadlines: s.deadlines,
+		probeUpdates: opts.Prober.Updates(), probes: opts.Prober, probeSteps: opts.ProbeSteps, deadlines: s.deadlines,
 		timeline: s.timeline, clock: opts.Clock, due: opts.DueInterval, ckpt: opts.Checkpoint,
 		admission: a.admission, statuses: s.statuses, api: s.api, podEvents: s.events,
 		objects: s.objects, objectChanges: opts.ObjectChanges, stops: s.stops,

@@ -26,6 +26,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/pleg"
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/status"
+	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
 	"github.com/nodeagent/nodeagent/staging/podtypes"
@@ -94,7 +95,7 @@ func (e *testEnv) start() *testEnv {
 	log := testr.NewWithOptions(e.t, testr.Options{Verbosity: 2})
 	p := buildParts(e.t, partsOptions{rt: e.rt, vols: vols, checkpoint: e.checkpoint, allocation: e.allocation, registry: e.registry, log: log})
 	e.agent, err = New(Options{
-		Syncer: p.syncer, Workers: p.workers, PLEG: p.pleg, Prober: p.prober, Checkpoint: p.keeper,
+		Syncer: p.syncer, Workers: p.workers, PLEG: p.pleg, Prober: p.prober, ProbeSteps: p.steps, Checkpoint: p.keeper,
 		RootDir: e.rootDir, Updates: updates, SourcesReady: ready,
 		HousekeepingInterval: housekeeping, DueInterval: 10 * time.Millisecond,
 		Sysctls: e.sysctls, NodeLabels: map[string]string{"kubernetes.io/hostname": "node-1", "pool": "infra"},
@@ -131,6 +132,8 @@ type parts struct {
 	statuses *status.Store
 	pleg     *pleg.PLEG
 	prober   *prober.Manager
+	steps    *prober.Steps
+	timeline *timeline.Log
 	keeper   *keeper.Keeper
 	syncer   *Syncer
 	workers  *podworkers.PodWorkers
@@ -154,14 +157,18 @@ func buildParts(t *testing.T, o partsOptions) parts {
 	if p.pleg, err = pleg.New(pleg.Options{Runtime: o.rt, Interval: 10 * time.Millisecond, ContainerPID: o.rt.ContainerPID, Registry: o.registry, Logger: o.log}); err != nil {
 		t.Fatal(err)
 	}
-	if p.prober, err = prober.New(prober.Options{Exec: o.rt, Logger: o.log}); err != nil {
+	p.timeline = timeline.New(0)
+	if p.steps, err = prober.NewSteps(prober.StepsOptions{Timeline: p.timeline}); err != nil {
+		t.Fatal(err)
+	}
+	if p.prober, err = prober.New(prober.Options{Exec: o.rt, Steps: p.steps, Logger: o.log}); err != nil {
 		t.Fatal(err)
 	}
 	if p.keeper, err = keeper.New(keeper.Options{Store: o.checkpoint, Registry: o.registry, Logger: o.log.WithName("checkpoint")}); err != nil {
 		t.Fatal(err)
 	}
 	p.syncer, err = NewSyncer(SyncerOptions{
-		NodeName: "node-1", Runtime: o.rt, Volumes: o.vols, Pods: p.pods, Statuses: p.statuses, PLEG: p.pleg, Prober: p.prober,
+		NodeName: "node-1", Runtime: o.rt, Volumes: o.vols, Pods: p.pods, Statuses: p.statuses, PLEG: p.pleg, Prober: p.prober, Timeline: p.timeline,
 		Allocation: o.allocation, Registry: o.registry, Logger: o.log,
 	})
 	if err != nil {

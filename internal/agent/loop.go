@@ -32,6 +32,8 @@ type syncLoop struct {
 	events       <-chan pleg.PodLifecycleEvent
 	probeUpdates <-chan prober.Update
 	probes       status.Probes
+	// probeSteps follows each probe result's change to the statuses.
+	probeSteps   *prober.Steps
 	pods         *podmanager.Manager
 	workers      loopWorkers
 	deadlines    *deadlines

@@ -72,6 +72,9 @@ type Options struct {
 	// beside the agent.
 	PLEG   *pleg.PLEG
 	Prober *prober.Manager
+	// ProbeSteps, if not nil, times each probe result's way to the
+	// statuses (the Prober's Steps).
+	ProbeSteps *prober.Steps
 	// Checkpoint keeps the static pods and their lifecycle across restarts
 	// (see Restore); a nil Keeper, or one without a store, keeps nothing.
 	Checkpoint *keeper.Keeper

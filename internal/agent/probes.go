@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -100,8 +102,8 @@ func (s *syncer) probeStatus(pod *corev1.Pod, rs *runtime.PodStatus) status.Prob
 }
 
 // probeChanged shows a probe's new result in the pod's status at once
-// (readiness within milliseconds, not at the next sync), records it, and
-// syncs the pod, which kills a container whose liveness or startup probe
+// (readiness within milliseconds, not at the next sync), records it with
+// the time of each step (probeSteps), and syncs the pod, which kills a container whose liveness or startup probe
 // failed.
 func (l *syncLoop) probeChanged(u prober.Update) {
 	pod, ok := l.pods.PodByUID(u.PodUID)
@@ -113,14 +115,17 @@ func (l *syncLoop) probeChanged(u prober.Update) {
 		l.podEvents.probeWarning(pod, u.Container, u.Kind.String(), u.Message)
 		return // its result did not change
 	}
+	what := fmt.Sprintf("%s probe of %q: %s", u.Kind, u.Container, u.Result)
 	if u.Result == prober.Failure {
-		l.timeline.Record(u.PodUID, timeline.KindProbe, "%s probe of %q failed: %s", u.Kind, u.Container, u.Message)
+		what = fmt.Sprintf("%s probe of %q failed: %s", u.Kind, u.Container, u.Message)
 		l.podEvents.unhealthy(pod, u.Container, u.Kind.String(), u.Message)
-	} else {
-		l.timeline.Record(u.PodUID, timeline.KindProbe, "%s probe of %q: %s", u.Kind, u.Container, u.Result)
 	}
+	var shown time.Time
+	var gen uint64
 	if e, ok := l.statuses.Get(u.PodUID); ok && l.probes != nil {
-		l.statuses.Set(e.Pod, status.WithProbes(e.Pod, &e.Status, l.probes, l.clock.Now()))
+		gen = l.statuses.Set(e.Pod, status.WithProbes(e.Pod, &e.Status, l.probes, l.clock.Now()))
+		shown = l.clock.Now()
 	}
+	l.probeSteps.Shown(u, what, shown, gen)
 	l.update(podworkers.UpdatePodOptions{Type: podworkers.Sync, Pod: pod})
 }

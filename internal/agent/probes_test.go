@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,16 @@ func TestReadinessProbeDrivesReadyBothWays(t *testing.T) {
 	e.eventually("the pod is ready", func() bool {
 		return podCondition(e, pod, corev1.PodReady) == corev1.ConditionTrue &&
 			podCondition(e, pod, corev1.ContainersReady) == corev1.ConditionTrue
+	})
+	// The timeline has the change with its steps (prober.Steps).
+	stepped := regexp.MustCompile(`^Readiness probe of "main": success; due [0-9:.]+, result after [0-9.]+ms, in the status [0-9.]+ms after it$`)
+	e.eventually("the timeline has the change's steps", func() bool {
+		for _, en := range e.agent.Timeline(pod.UID) {
+			if en.Kind == "probe" && stepped.MatchString(en.Message) {
+				return true
+			}
+		}
+		return false
 	})
 	e.rt.setExecFails("main", true)
 	e.eventually("the pod is unready again", func() bool {

@@ -66,8 +66,10 @@ type SyncerOptions struct {
 	// their containers resized to (default: in memory only); the
 	// runtime's ResizeRecords should be the same store.
 	Allocation *allocation.Store
-	// TimelinePerPod bounds each pod's timeline (default
-	// timeline.DefaultPerPod entries).
+	// Timeline is the pods' timeline, which the prober's Steps write to as
+	// well; nil makes one of TimelinePerPod entries per pod (default
+	// timeline.DefaultPerPod).
+	Timeline       *timeline.Log
 	TimelinePerPod int
 	// Registry receives the agent's metrics; nil registers none.
 	Registry metrics.KubeRegistry
@@ -108,7 +110,10 @@ func NewSyncer(opts SyncerOptions) (*Syncer, error) {
 		return nil, fmt.Errorf("agent metrics: %w", err)
 	}
 	opts.Statuses.OnPhases(m.PodPhases)
-	tl := timeline.NewWithClock(opts.TimelinePerPod, opts.Clock)
+	tl := opts.Timeline
+	if tl == nil {
+		tl = timeline.NewWithClock(opts.TimelinePerPod, opts.Clock)
+	}
 	s := &Syncer{index: opts.Pods, metrics: m, stops: newPodStops(), api: opts.API, objects: opts.Objects}
 	s.adoption = newAdoptionRuntime(opts.Runtime, func(uid types.UID, running int) {
 		m.adopted.Inc()

@@ -19,6 +19,10 @@
 // the state of a static pod's mirror, for the local API and the
 // nodeagent_static_pod_mirror metric alike (RegisterMirrorMetrics).
 //
+// Options.StatusWritten is told which generation of a pod's status (the
+// status store's Entry.Generation) the apiserver holds, once written:
+// the agent times a probe result's way there with it.
+//
 // An API pod whose containers and volumes are gone (APIPodFinished) may go
 // from the apiserver once its deletion was asked: the status manager ends
 // the deletion then.

@@ -53,6 +53,9 @@ type Options struct {
 	// Recorder, if not nil, receives the Node's events about static pods
 	// that cannot be mirrored.
 	Recorder record.EventRecorder
+	// StatusWritten, if not nil, is told that the apiserver holds the
+	// pod's status as of the status store's generation gen.
+	StatusWritten func(uid types.UID, gen uint64)
 	// Registry receives the metrics of the status manager; nil registers
 	// none.
 	Registry metrics.KubeRegistry
@@ -98,7 +101,7 @@ func New(opts Options) (*Sync, error) {
 	}
 	s := &Sync{pods: opts.Pods, mirrors: mirrors, nodeName: opts.NodeName, finished: map[types.UID]bool{}}
 	s.statuses, err = statusmanager.New(statusmanager.Options{
-		Pods: opts.Pods, Statuses: opts.Statuses, Finished: s.isFinished, Metrics: sm, Logger: opts.Logger, Clock: opts.Clock,
+		Pods: opts.Pods, Statuses: opts.Statuses, Finished: s.isFinished, Written: opts.StatusWritten, Metrics: sm, Logger: opts.Logger, Clock: opts.Clock,
 	})
 	if err != nil {
 		return nil, err

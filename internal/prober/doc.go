@@ -18,6 +18,15 @@
 // it, with the probe's grace period, and its restart policy and back-off
 // decide what follows.
 //
+// Each update says when its probe was due and when its outcome came.
+// Steps follows a change on from there: the agent tells it when the pod's
+// status took the change in (Shown, which the local API serves from then)
+// and, in connected mode, when the apiserver held it (Written, from the
+// status manager). Each step is recorded in the pod's timeline and timed
+// in nodeagent_prober_result_step_duration_seconds{probe_type,step}:
+// ran (due to outcome: the timer's lateness and the probe itself), status
+// and apiserver (from the outcome).
+//
 // Lifecycle hooks live here too, policy and execution together. RunHook
 // runs a hook's action (exec, httpGet, sleep) with the same handlers,
 // bounded by a timeout; Hooks says when and with what time: postStart

@@ -26,8 +26,10 @@ type Options struct {
 	// Registry receives prober_probe_total and
 	// prober_probe_duration_seconds; nil registers none.
 	Registry metrics.KubeRegistry
-	Logger   logr.Logger
-	Clock    clock.WithTicker
+	// Steps, if not nil, is told to forget the pods Forget drops.
+	Steps  *Steps
+	Logger logr.Logger
+	Clock  clock.WithTicker
 }
 
 // ErrInvalidOptions is wrapped by New's error for Options that cannot work.
@@ -41,6 +43,7 @@ type Manager struct {
 	clock   clock.WithTicker
 	log     logr.Logger
 	metrics *probeMetrics
+	steps   *Steps
 	updates chan Update
 
 	mu sync.Mutex
@@ -84,7 +87,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	return &Manager{
-		exec: opts.Exec, clock: opts.Clock, log: opts.Logger.WithName("prober"), metrics: pm,
+		exec: opts.Exec, clock: opts.Clock, log: opts.Logger.WithName("prober"), metrics: pm, steps: opts.Steps,
 		updates: make(chan Update, updatesBuffer),
 		workers: map[types.UID]map[workerKey]*worker{}, podIPs: map[types.UID]string{},
 		results: map[resultKey]Result{}, kills: map[types.UID]map[string][]Kill{}, series: map[types.UID]map[series]bool{},
@@ -167,6 +170,7 @@ func (m *Manager) Forget(uid types.UID) {
 		m.metrics.forget(s)
 	}
 	delete(m.series, uid)
+	m.steps.Forget(uid)
 }
 
 // stopLocked ends the pod's workers but those keep names, and drops their

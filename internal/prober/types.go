@@ -1,6 +1,8 @@
 package prober
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -63,6 +65,10 @@ type Update struct {
 	// probe's success carried, in Message; reported once per instance
 	// and message, not at every period.
 	Warning bool
+	// Due is when the probe that found Result was due (its period or
+	// initial delay ended, or a startup probe's success woke it); Ran
+	// when its outcome was in hand.
+	Due, Ran time.Time
 }
 
 // Kill is a container instance whose liveness or startup probe failed:

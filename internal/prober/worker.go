@@ -43,13 +43,14 @@ type worker struct {
 // run probes at the end of the initial delay (at once if it has passed),
 // then every period, and whenever it is woken.
 func (w *worker) run(ctx context.Context) {
-	wait := w.startedAt.Add(time.Duration(w.spec.InitialDelaySeconds) * time.Second).Sub(w.m.clock.Now())
+	due := w.startedAt.Add(time.Duration(w.spec.InitialDelaySeconds) * time.Second)
 	period := time.Duration(w.spec.PeriodSeconds) * time.Second
 	if period <= 0 {
 		period = 10 * time.Second
 	}
 	for {
-		if wait > 0 {
+		now := w.m.clock.Now()
+		if wait := due.Sub(now); wait > 0 {
 			t := w.m.clock.NewTimer(wait)
 			select {
 			case <-ctx.Done():
@@ -58,18 +59,21 @@ func (w *worker) run(ctx context.Context) {
 			case <-t.C():
 			case <-w.wake:
 				t.Stop()
+				due = w.m.clock.Now()
 			}
 		} else if ctx.Err() != nil {
 			return
+		} else {
+			due = now // the delay ended before this worker began
 		}
-		w.step(ctx)
-		wait = period
+		w.step(ctx, due)
+		due = w.m.clock.Now().Add(period)
 	}
 }
 
 // step runs the probe once, if it is due, and turns the outcome into a
-// result once enough agree.
-func (w *worker) step(ctx context.Context) {
+// result once enough agree. due is when it was due.
+func (w *worker) step(ctx context.Context, due time.Time) {
 	if w.onHold {
 		return
 	}
@@ -88,7 +92,8 @@ func (w *worker) step(ctx context.Context) {
 		w.warn(ctx, msg)
 		r = Success
 	}
-	w.m.metrics.observe(w, r, w.m.clock.Since(began))
+	ran := w.m.clock.Now()
+	w.m.metrics.observe(w, r, ran.Sub(began))
 	if r == w.last {
 		w.streak++
 	} else {
@@ -110,7 +115,7 @@ func (w *worker) step(ctx context.Context) {
 	w.m.log.V(2).Info("Probe result changed", "pod", w.namespace+"/"+w.pod, "container", w.target.container,
 		"probe", w.kind, "result", r, "message", msg)
 	select {
-	case w.m.updates <- Update{PodUID: w.uid, Container: w.target.container, ContainerID: w.target.containerID, Kind: w.kind, Result: r, Message: msg}:
+	case w.m.updates <- Update{PodUID: w.uid, Container: w.target.container, ContainerID: w.target.containerID, Kind: w.kind, Result: r, Message: msg, Due: due, Ran: ran}:
 	case <-ctx.Done():
 	}
 }

@@ -25,5 +25,9 @@
 // conditions, and observedGeneration on the status and the agent's
 // conditions.
 //
+// The Store numbers each change of a pod's status (Entry.Generation,
+// growing store-wide), so that a writer can say which change the status
+// it wrote holds.
+//
 // Readiness has no probes yet: a container is ready while it runs.
 package status

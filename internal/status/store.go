@@ -12,6 +12,10 @@ import (
 type Entry struct {
 	Pod    *corev1.Pod
 	Status corev1.PodStatus
+	// Generation numbers the pod's status: it grows, store-wide, with
+	// every change of a status, so that a writer can tell which change a
+	// status it read holds.
+	Generation uint64
 }
 
 // Store keeps the newest status of every pod the agent runs, keyed by UID.
@@ -23,6 +27,7 @@ type Store struct {
 	onChange []func(types.UID)
 	pods     map[types.UID]Entry
 	phases   map[corev1.PodPhase]int
+	gen      uint64
 }
 
 // NewStore returns an empty Store.
@@ -48,11 +53,18 @@ func (s *Store) OnChange(f func(types.UID)) {
 	s.onChange = append(s.onChange, f)
 }
 
-// Set stores the pod's status.
-func (s *Store) Set(pod *corev1.Pod, st corev1.PodStatus) {
+// Set stores the pod's status and returns its Generation if the status
+// changed, else 0.
+func (s *Store) Set(pod *corev1.Pod, st corev1.PodStatus) uint64 {
 	s.mu.Lock()
 	old, had := s.pods[pod.UID]
-	s.pods[pod.UID] = Entry{Pod: pod, Status: st}
+	changed := !had || !equality.Semantic.DeepEqual(&old.Status, &st)
+	gen := old.Generation
+	if changed {
+		s.gen++
+		gen = s.gen
+	}
+	s.pods[pod.UID] = Entry{Pod: pod, Status: st, Generation: gen}
 	if !had || old.Status.Phase != st.Phase {
 		if had {
 			s.phases[old.Status.Phase]--
@@ -62,11 +74,13 @@ func (s *Store) Set(pod *corev1.Pod, st corev1.PodStatus) {
 	}
 	subs := s.onChange
 	s.mu.Unlock()
-	if len(subs) > 0 && (!had || !equality.Semantic.DeepEqual(&old.Status, &st)) {
-		for _, f := range subs {
-			f(pod.UID)
-		}
+	if !changed {
+		return 0
 	}
+	for _, f := range subs {
+		f(pod.UID)
+	}
+	return gen
 }
 
 // Get returns the pod's entry.

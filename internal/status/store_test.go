@@ -80,3 +80,30 @@ func TestStoreTellsOfChangesOnly(t *testing.T) {
 		t.Fatalf("onChange calls = %v, want %v (new, changed, deleted)", changed, want)
 	}
 }
+
+func TestStoreGenerationGrowsWithChangesOnly(t *testing.T) {
+	s := NewStore()
+	a := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "a"}}
+	b := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "b"}}
+	pending := corev1.PodStatus{Phase: corev1.PodPending}
+	running := corev1.PodStatus{Phase: corev1.PodRunning}
+
+	first := s.Set(a, pending)
+	if first == 0 {
+		t.Fatal("a new status got generation 0")
+	}
+	if g := s.Set(a, *pending.DeepCopy()); g != 0 {
+		t.Errorf("an equal status got generation %d, want 0 (no change)", g)
+	}
+	if e, _ := s.Get("a"); e.Generation != first {
+		t.Errorf("Get after an equal Set: generation %d, want %d kept", e.Generation, first)
+	}
+	other := s.Set(b, pending)
+	second := s.Set(a, running)
+	if !(first < other && other < second) {
+		t.Errorf("generations %d, %d (another pod), %d: want them growing store-wide", first, other, second)
+	}
+	if e, _ := s.Get("a"); e.Generation != second {
+		t.Errorf("Get: generation %d, want %d", e.Generation, second)
+	}
+}

@@ -46,9 +46,13 @@ type Options struct {
 	// from the apiserver (grace 0, UID precondition) once it is finished
 	// and its final status written. Nil: never.
 	Finished func(types.UID) bool
-	Metrics  *Metrics
-	Logger   logr.Logger
-	Clock    clock.WithTicker
+	// Written, if not nil, is told that the apiserver holds the status
+	// of the pod (by the UID the agent runs it under) as of the status
+	// store's generation gen: written now, or found there.
+	Written func(uid types.UID, gen uint64)
+	Metrics *Metrics
+	Logger  logr.Logger
+	Clock   clock.WithTicker
 }
 
 // ErrInvalidOptions is wrapped by New's error for Options that cannot work.
@@ -160,6 +164,7 @@ func (m *Manager) sync(ctx context.Context, client corev1client.PodsGetter, uid 
 	want := merge(normalize(e.Status), &target.Status)
 	base := m.base(uid, target)
 	if equal(base, want) {
+		m.told(uid, e.Generation)
 		return m.deleteFinished(ctx, client, uid, target)
 	}
 	patch, err := uidpatch.TwoWay(&corev1.Pod{Status: *base}, &corev1.Pod{Status: *want}, target.UID)
@@ -180,6 +185,7 @@ func (m *Manager) sync(ctx context.Context, client corev1client.PodsGetter, uid 
 	m.mu.Lock()
 	m.written[uid] = writtenStatus{target: target.UID, rv: patched.ResourceVersion, status: *want, at: m.opts.Clock.Now()}
 	m.mu.Unlock()
+	m.told(uid, e.Generation)
 	return m.deleteFinished(ctx, client, uid, target)
 }
 
@@ -220,6 +226,14 @@ func (m *Manager) base(uid types.UID, target *corev1.Pod) *corev1.PodStatus {
 		return &w.status
 	}
 	return &target.Status
+}
+
+// told tells Options.Written that the apiserver holds generation gen of
+// the pod's status.
+func (m *Manager) told(uid types.UID, gen uint64) {
+	if m.opts.Written != nil {
+		m.opts.Written(uid, gen)
+	}
 }
 
 func (m *Manager) forget(uid types.UID) {

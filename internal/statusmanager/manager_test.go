@@ -3,6 +3,8 @@ package statusmanager
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -65,6 +67,13 @@ type fixture struct {
 
 	mu      sync.Mutex
 	patches []map[string]any
+	written []told
+}
+
+// told is a call of Options.Written.
+type told struct {
+	uid types.UID
+	gen uint64
 }
 
 func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
@@ -81,7 +90,11 @@ func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
 		f.mu.Unlock()
 		return false, nil, nil // and let the tracker apply it
 	})
-	m, err := New(Options{Pods: f.pods, Statuses: f.statuses, Clock: f.clock})
+	m, err := New(Options{Pods: f.pods, Statuses: f.statuses, Clock: f.clock, Written: func(uid types.UID, gen uint64) {
+		f.mu.Lock()
+		f.written = append(f.written, told{uid, gen})
+		f.mu.Unlock()
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,5 +412,61 @@ func TestWritesTheEvictionsDisruptionTargetOnceFinished(t *testing.T) {
 	f.sync(t, pod.UID)
 	if got := reason(); got != corev1.PodReasonTerminationByKubelet {
 		t.Errorf("DisruptionTarget reason %q once failed, want %s", got, corev1.PodReasonTerminationByKubelet)
+	}
+}
+
+func (f *fixture) takeWritten() []told {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.written
+	f.written = nil
+	return out
+}
+
+func TestTellsWhichGenerationTheAPIServerHolds(t *testing.T) {
+	web := staticPod("h1")
+	m := mirrorOf(web, "mirror-1", "5")
+	f := newFixture(t, m)
+	f.pods.AddPod(web)
+
+	// No target yet: nothing written, nothing told.
+	first := f.statuses.Set(web, running(corev1.ConditionFalse, f.clock.Now()))
+	f.sync(t, web.UID)
+	if got := f.takeWritten(); len(got) != 0 {
+		t.Fatalf("told %v without a mirror to write to", got)
+	}
+
+	f.pods.AddPod(m)
+	f.sync(t, web.UID)
+	if got, want := f.takeWritten(), []told{{web.UID, first}}; !slices.Equal(got, want) {
+		t.Fatalf("after the write told %v, want %v", got, want)
+	}
+
+	// A newer generation, then a status the mirror already holds (the
+	// change undone before it was written): told at once, with no patch.
+	ready := f.statuses.Set(web, running(corev1.ConditionTrue, f.clock.Now()))
+	undone := f.statuses.Set(web, running(corev1.ConditionFalse, f.clock.Now()))
+	if !(first < ready && ready < undone) {
+		t.Fatalf("generations %d, %d, %d do not grow", first, ready, undone)
+	}
+	f.takePatches()
+	f.sync(t, web.UID)
+	if p := f.takePatches(); len(p) != 0 {
+		t.Errorf("patched %v for a status the mirror holds", p)
+	}
+	if got, want := f.takeWritten(), []told{{web.UID, undone}}; !slices.Equal(got, want) {
+		t.Fatalf("with the status already there told %v, want %v", got, want)
+	}
+
+	// A failed write tells nothing.
+	f.client.PrependReactor("patch", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("apiserver away")
+	})
+	f.statuses.Set(web, running(corev1.ConditionTrue, f.clock.Now()))
+	if err := f.m.sync(context.Background(), f.client.CoreV1(), web.UID); err == nil {
+		t.Fatal("sync did not fail")
+	}
+	if got := f.takeWritten(); len(got) != 0 {
+		t.Errorf("told %v of a failed write", got)
 	}
 }

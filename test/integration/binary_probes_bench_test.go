@@ -7,13 +7,20 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/nodeagent/nodeagent/internal/localapi"
 )
 
 // BenchmarkBinaryProbes measures, on the built binary and the real
@@ -21,15 +28,24 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkBinaryProbes -benchtime=1x -timeout 40m ./...
 //
-// ready-latency: from a readiness probe's result changing in the agent (its
-// "Probe result changed" log line) to the local API showing the pod's Ready
-// condition changed, over 40 flips of a file an exec probe tests; the
-// kubelet shows it up to a sync later. cpu-*: the agent's CPU, and the
+// ready-latency: the steps of a readiness probe's result changing, over
+// 100 flips of a file an exec probe tests (period 1 s), from the pod's
+// timeline (the agent's own times, internal/prober.Steps) and from the
+// outside: due-to-ran, from the probe due to its outcome (the timer's
+// lateness and the exec); result-to-status, from the outcome to the status
+// the local API serves; result-to-localapi, to a client polling the local
+// API every 2 ms seeing it; flip-to-localapi, from the file flipped to
+// that, the wait for the next probe included (the period's, by design).
+// ready-latency-connected adds, with the pod's mirror in the apiserver,
+// result-to-apiserver (the status patch answered) and result-to-watch (an
+// admin's watch showing the mirror's Ready changed); the kubelet shows a
+// readiness change up to a sync later. cpu-*: the agent's CPU, and the
 // runtime's (containerd, its shims and the pods), with
 // NODEAGENT_BENCH_PODS (110) quiet pods, idle, each with an exec readiness
 // probe at a 1 s period, and each with an httpGet one.
 func BenchmarkBinaryProbes(b *testing.B) {
-	b.Run("ready-latency", func(b *testing.B) { benchReadyLatency(b, 40) })
+	b.Run("ready-latency", func(b *testing.B) { benchReadyLatency(b, 100, false) })
+	b.Run("ready-latency-connected", func(b *testing.B) { benchReadyLatency(b, 100, true) })
 	n := 110
 	if v, err := strconv.Atoi(os.Getenv("NODEAGENT_BENCH_PODS")); err == nil && v > 0 {
 		n = v
@@ -39,34 +55,147 @@ func BenchmarkBinaryProbes(b *testing.B) {
 	b.Run("cpu-httpget-readiness", func(b *testing.B) { benchProbeCPU(b, n, "httpGet") })
 }
 
-// resultLine is the agent's log line of a probe result changing; its
-// klog header has the time of day to the microsecond.
-var resultLine = regexp.MustCompile(`(?m)^[IWE](\d{4} \d{2}:\d{2}:\d{2}\.\d{6}) .*"Probe result changed".*pod="default/([^"]+)".*result="?([a-z]+)"?`)
+// The timeline's entries of a readiness change (internal/prober/steps.go):
+// its steps in the agent, and its write to the apiserver.
+var (
+	shownEntry   = regexp.MustCompile(`(?s)^Readiness probe of "app"(?:: success| failed: .*); due [0-9:.]+, result after ([0-9.]+)ms, in the status ([0-9.]+)ms after it$`)
+	writtenEntry = regexp.MustCompile(`(?s)^Readiness probe of "app"(?:: success| failed: .*): in the apiserver ([0-9.]+)ms after the result$`)
+)
 
-func benchReadyLatency(b *testing.B, flips int) {
-	h := newAgent(b)
+// readySteps are one change's steps, as the pod's timeline has them.
+type readySteps struct {
+	ran                  time.Time
+	dueToRan, toStatus   time.Duration
+	toAPIServer          time.Duration
+	hasShown, hasWritten bool
+}
+
+func msDuration(s string) time.Duration {
+	f, _ := strconv.ParseFloat(s, 64)
+	return time.Duration(f * float64(time.Millisecond))
+}
+
+// readyStepsSince reads from the pod's timeline the steps of the first
+// readiness change recorded at or after since.
+func readyStepsSince(entries []localapi.TimelineEntry, since time.Time) readySteps {
+	var st readySteps
+	for _, e := range entries {
+		if e.Time.Before(since) {
+			continue
+		}
+		if m := shownEntry.FindStringSubmatch(e.Message); m != nil && !st.hasShown {
+			st = readySteps{hasShown: true, dueToRan: msDuration(m[1]), toStatus: msDuration(m[2])}
+			st.ran = e.Time.Add(-st.toStatus)
+		} else if m := writtenEntry.FindStringSubmatch(e.Message); m != nil && st.hasShown && !st.hasWritten {
+			st.hasWritten, st.toAPIServer = true, msDuration(m[1])
+		}
+	}
+	return st
+}
+
+// watchPodReady records when an admin's watch first showed the pod's Ready
+// condition at each status.
+type readyWatch struct {
+	mu    sync.Mutex
+	shown []readyShown
+}
+
+type readyShown struct {
+	at    time.Time
+	ready string
+}
+
+func watchPodReady(b *testing.B, name string) *readyWatch {
+	w := &readyWatch{}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	wi, err := env.AdminClient.CoreV1().Pods(metav1.NamespaceDefault).Watch(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		defer wi.Stop()
+		last := ""
+		for ev := range wi.ResultChan() {
+			now := time.Now()
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			ready := ""
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady {
+					ready = string(c.Status)
+				}
+			}
+			if ready != last {
+				last = ready
+				w.mu.Lock()
+				w.shown = append(w.shown, readyShown{at: now, ready: ready})
+				w.mu.Unlock()
+			}
+		}
+	}()
+	return w
+}
+
+// since returns when the watch first showed ready at or after from.
+func (w *readyWatch) since(from time.Time, ready string) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.shown {
+		if s.ready == ready && !s.at.Before(from) {
+			return s.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func benchReadyLatency(b *testing.B, flips int, connected bool) {
+	var h *agentHarness
+	if connected {
+		h = newConnectedAgent(b)
+		waitNode(b, "Ready", 30*time.Second, isReady)
+	} else {
+		h = newAgent(b)
+	}
 	c := shContainer("app", sleepForever)
 	c.ReadinessProbe = &corev1.Probe{
 		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/tmp/ready"}}},
 		PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1,
 	}
+	full := h.podName("lat")
+	var watched *readyWatch
+	if connected {
+		watched = watchPodReady(b, full)
+	}
 	h.writeManifest(testPod("lat", c))
 	h.waitPod("lat", "running", 60*time.Second, runningContainer("app"))
 	id := h.runningIDs("lat")["app"]
-	full := h.podName("lat")
-	logPath := filepath.Join(h.dir, fmt.Sprintf("agent-%d.log", h.starts))
-	var lat []time.Duration
-	seen := 0
+	ctx := context.Background()
+	// Not ready first: the file is not there yet.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		pods, err := h.client.Pods(ctx)
+		if err == nil && slices.ContainsFunc(pods, func(p localapi.Pod) bool { return p.Name == full && podReady(p) == "False" }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the pod not unready within 10s\n%s", h.log(20))
+		}
+	}
+	var dueToRan, toStatus, toLocal, flipToLocal, toAPIServer, toWatch []time.Duration
 	for i := range flips {
 		want, cmd := "True", []string{"touch", "/tmp/ready"}
 		if i%2 == 1 {
 			want, cmd = "False", []string{"rm", "/tmp/ready"}
 		}
+		before := time.Now()
 		execIn(b, h, id, cmd...)
+		flipped := time.Now()
 		var shown time.Time
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			pods, err := h.client.Pods(context.Background())
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+			pods, err := h.client.Pods(ctx)
 			if err == nil {
 				for _, p := range pods {
 					if p.Name == full && podReady(p) == want {
@@ -80,28 +209,46 @@ func benchReadyLatency(b *testing.B, flips int) {
 			if time.Now().After(deadline) {
 				b.Fatalf("flip %d: Ready not %s within 10s\n%s", i, want, h.log(20))
 			}
-			time.Sleep(2 * time.Millisecond)
 		}
-		data, err := os.ReadFile(logPath)
-		if err != nil {
-			b.Fatal(err)
+		var st readySteps
+		var seen time.Time
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			d, err := h.client.Pod(ctx, metav1.NamespaceDefault, full)
+			if err == nil {
+				st = readyStepsSince(d.Timeline, before)
+			}
+			ok := st.hasShown
+			if connected {
+				var watchedOK bool
+				seen, watchedOK = watched.since(before, want)
+				ok = ok && st.hasWritten && watchedOK
+			}
+			if ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("flip %d: steps %+v in the timeline (watch seen %v) within 10s\n%s", i, st, seen, h.log(20))
+			}
 		}
-		lines := resultLine.FindAllStringSubmatch(string(data), -1)
-		if len(lines) <= seen {
-			b.Fatalf("flip %d: no new \"Probe result changed\" line in the agent's log", i)
+		dueToRan = append(dueToRan, st.dueToRan)
+		toStatus = append(toStatus, st.toStatus)
+		toLocal = append(toLocal, shown.Sub(st.ran))
+		flipToLocal = append(flipToLocal, shown.Sub(flipped))
+		if connected {
+			toAPIServer = append(toAPIServer, st.toAPIServer)
+			toWatch = append(toWatch, seen.Sub(st.ran))
 		}
-		last := lines[len(lines)-1]
-		seen = len(lines)
-		changed, err := time.ParseInLocation("0102 15:04:05.000000", last[1], time.Local)
-		if err != nil {
-			b.Fatal(err)
-		}
-		now := time.Now()
-		changed = changed.AddDate(now.Year(), 0, 0)
-		lat = append(lat, shown.Sub(changed))
 	}
-	reportNamed(b, "result-to-ready", lat)
-	b.ReportMetric(float64(slicesMax(lat))/1e6, "result-to-ready-max-ms")
+	reportNamed(b, "due-to-ran", dueToRan)
+	reportNamed(b, "result-to-status", toStatus)
+	reportNamed(b, "result-to-localapi", toLocal)
+	reportNamed(b, "flip-to-localapi", flipToLocal)
+	reportNamed(b, "result-to-apiserver", toAPIServer)
+	reportNamed(b, "result-to-watch", toWatch)
+	b.ReportMetric(float64(slicesMax(toLocal))/1e6, "result-to-localapi-max-ms")
+	if connected {
+		b.ReportMetric(float64(slicesMax(toAPIServer))/1e6, "result-to-apiserver-max-ms")
+	}
 }
 
 func freeTCPPort(tb testing.TB) int32 {

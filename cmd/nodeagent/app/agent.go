@@ -21,6 +21,7 @@ import (
 	"github.com/nodeagent/nodeagent/internal/prober"
 	"github.com/nodeagent/nodeagent/internal/runtime"
 	"github.com/nodeagent/nodeagent/internal/status"
+	"github.com/nodeagent/nodeagent/internal/timeline"
 	"github.com/nodeagent/nodeagent/internal/volumes"
 	"github.com/nodeagent/nodeagent/staging/podmanager"
 	"github.com/nodeagent/nodeagent/staging/podworkers"
@@ -105,7 +106,13 @@ func (o *Options) newAgent(p agentParts, log logr.Logger) (agentRuns, error) {
 	}); err != nil {
 		return agentRuns{}, err
 	}
-	if r.prober, err = prober.New(prober.Options{Exec: p.rt, Registry: p.probes, Logger: log.WithName("agent"), Clock: clk}); err != nil {
+	// The pods' timeline, which the syncer and the prober's steps write.
+	tl := timeline.NewWithClock(0, clk)
+	steps, err := prober.NewSteps(prober.StepsOptions{Timeline: tl, Registry: p.reg, Writes: p.events != nil, Clock: clk})
+	if err != nil {
+		return agentRuns{}, fmt.Errorf("probe result metrics: %w", err)
+	}
+	if r.prober, err = prober.New(prober.Options{Exec: p.rt, Registry: p.probes, Steps: steps, Logger: log.WithName("agent"), Clock: clk}); err != nil {
 		return agentRuns{}, fmt.Errorf("prober: %w", err)
 	}
 	if r.keeper, err = keeper.New(keeper.Options{Store: p.store, Registry: p.reg, Logger: log.WithName("agent").WithName("checkpoint"), Clock: clk}); err != nil {
@@ -114,14 +121,14 @@ func (o *Options) newAgent(p agentParts, log logr.Logger) (agentRuns, error) {
 	if p.events != nil {
 		if r.api, err = apisync.New(apisync.Options{
 			NodeName: o.NodeName, Pods: pods, Statuses: statuses, SourcesReady: p.sources.ready, MirrorsSeen: p.sources.mirrorsSeen,
-			Recorder: p.events.recorder(), Registry: p.reg, Logger: log, Clock: clk,
+			StatusWritten: steps.Written, Recorder: p.events.recorder(), Registry: p.reg, Logger: log, Clock: clk,
 		}); err != nil {
 			return agentRuns{}, err
 		}
 	}
 	syncerOpts := agent.SyncerOptions{
 		NodeName: o.NodeName, NodeIPs: nodeIPs(o.NodeIP), Runtime: p.rt, Volumes: p.vols,
-		Pods: pods, Statuses: statuses, PLEG: r.pleg, Prober: r.prober, API: r.api,
+		Pods: pods, Statuses: statuses, PLEG: r.pleg, Prober: r.prober, API: r.api, Timeline: tl,
 		Recorder: p.events.recorder(), Allocation: p.alloc, Registry: p.reg, Logger: log, Clock: clk,
 	}
 	if p.from.objects != nil { // never a nil *Objects in an interface
@@ -146,7 +153,7 @@ func (o *Options) newAgent(p agentParts, log logr.Logger) (agentRuns, error) {
 		return agentRuns{}, err
 	}
 	if r.agent, err = agent.New(agent.Options{
-		Syncer: syncer, Workers: r.workers, PLEG: r.pleg, Prober: r.prober, Checkpoint: r.keeper,
+		Syncer: syncer, Workers: r.workers, PLEG: r.pleg, Prober: r.prober, ProbeSteps: steps, Checkpoint: r.keeper,
 		RootDir: o.RootDir, Updates: p.sources.merger.Updates(), SourcesReady: p.sources.ready, ObjectChanges: p.from.changes,
 		SyncFrequency: o.SyncFrequency, HousekeepingInterval: o.HousekeepingInterval,
 		Sysctls: sysctls, NodeLabels: node.Labels(o.NodeName, p.machine, o.NodeLabels),

@@ -46,7 +46,7 @@ type Targets struct {
 	Sink Sink
 	// Statuses takes the final status of each pod that completed.
 	Statuses interface {
-		Set(pod *corev1.Pod, st corev1.PodStatus)
+		Set(pod *corev1.Pod, st corev1.PodStatus) uint64
 	}
 	// Workers kill the pods whose termination was under way.
 	Workers interface {
