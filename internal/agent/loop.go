@@ -33,13 +33,13 @@ type syncLoop struct {
 	probeUpdates <-chan prober.Update
 	probes       status.Probes
 	// probeSteps follows each probe result's change to the statuses.
-	probeSteps   *prober.Steps
-	pods         *podmanager.Manager
-	workers      loopWorkers
-	deadlines    *deadlines
-	housekeeper  *housekeeper
-	ckpt         loopCheckpoint
-	admission    *admission.HostPorts
+	probeSteps  *prober.Steps
+	pods        *podmanager.Manager
+	workers     loopWorkers
+	deadlines   *deadlines
+	housekeeper *housekeeper
+	ckpt        loopCheckpoint
+	admission   *admission.HostPorts
 	// waiting holds the API pods that came before the Node was known.
 	waiting *admission.Waiting
 	sysctls *admission.Sysctls
