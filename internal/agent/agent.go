@@ -143,7 +143,8 @@ func New(opts Options) (*Agent, error) {
 			statuses: a.statuses, timeline: a.timeline, sourcesReady: opts.SourcesReady,
 			podsDir: filepath.Join(opts.RootDir, "pods"), retention: opts.TimelineRetention,
 			clock: opts.Clock, log: log.WithName("housekeeping"), ckpt: a.ckpt, alloc: opts.Allocation,
-			held: func(uid types.UID) bool { return a.admission.IsRefused(uid) || a.loop.apiAdmission.isWaiting(uid) },
+			held:   func(uid types.UID) bool { return a.admission.IsRefused(uid) || a.loop.apiAdmission.isWaiting(uid) },
+			listed: a.pleg.Pods,
 		},
 	}
 	a.loop.handlers = newPodHandlers(a.loop)
