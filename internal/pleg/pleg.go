@@ -23,14 +23,15 @@ import (
 // the exit watch does not see it first.
 const DefaultInterval = time.Second
 
-// DefaultWatchedInterval is the pause between relists when
-// Options.WatchedInterval is not set, while the exit watch watches every
-// container the last relist saw running: the exits the relist exists to
-// notice are then seen by the watch within milliseconds, and what only a
-// relist notices (a sandbox or a stopped container changed behind the
-// agent's back) is rare. The kubelet's evented PLEG, which gets the
-// runtime's container events, relists every 300 s for the same reason.
-const DefaultWatchedInterval = 10 * time.Second
+// watchedFactor makes the default Options.WatchedInterval: the pause
+// between relists while the exit watch watches every container the last
+// relist saw running. The exits the relist exists to notice are then seen
+// by the watch within milliseconds, and what only a relist notices (a
+// sandbox or a stopped container changed behind the agent's back) is rare.
+// The kubelet's evented PLEG, which gets the runtime's container events,
+// relists every 300 s for the same reason; 10 s (at the default Interval)
+// keeps those rare changes noticed within seconds.
+const watchedFactor = 10
 
 // Options configure a PLEG. Runtime is required.
 type Options struct {
@@ -39,8 +40,8 @@ type Options struct {
 	Interval time.Duration
 	// WatchedInterval is the pause between relists while the exit watch
 	// watches every running container the last relist saw, no exit it saw
-	// is awaited and no status fetch is to be retried (default
-	// DefaultWatchedInterval; never less than Interval).
+	// is awaited, no status fetch is to be retried and no status was stored
+	// since (default 10 Intervals; never less than Interval).
 	WatchedInterval time.Duration
 	// EventBuffer is the capacity of the events channel (default 1000). An
 	// event that finds it full is dropped and logged; the pod's status in
@@ -111,7 +112,7 @@ func New(opts Options) (*PLEG, error) {
 		opts.Interval = DefaultInterval
 	}
 	if opts.WatchedInterval <= 0 {
-		opts.WatchedInterval = DefaultWatchedInterval
+		opts.WatchedInterval = watchedFactor * opts.Interval
 	}
 	opts.WatchedInterval = max(opts.WatchedInterval, opts.Interval)
 	if opts.EventBuffer <= 0 {
