@@ -220,6 +220,7 @@ func (p *PLEG) untilDue(ctx context.Context, began time.Time) bool {
 		if !p.covered() || p.clock.Since(began) >= p.watchedInterval {
 			return true
 		}
+		p.metrics.covered(p.clock.Now())
 	}
 }
 

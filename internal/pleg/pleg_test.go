@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
@@ -416,7 +418,7 @@ func TestPLEGRelistsSeldomWhileTheWatchCoversEveryContainer(t *testing.T) {
 		defer mu.Unlock()
 		return !unwatched[id]
 	}
-	h := startWatched(t, Options{Runtime: rt, WatchedInterval: 5 * time.Second,
+	h := startWatched(t, Options{Runtime: rt, WatchedInterval: 5 * time.Second, Registry: metrics.NewKubeRegistry(),
 		ContainerPID: func(context.Context, string) (int, error) { return 0, errors.New("no processes here") }}, watched)
 	lists := func() int {
 		rt.mu.Lock()
@@ -442,6 +444,10 @@ func TestPLEGRelistsSeldomWhileTheWatchCoversEveryContainer(t *testing.T) {
 	n++
 	for range 4 {
 		step(time.Second, n) // covered: each Interval only checks
+		// ... and the check shows the PLEG active, as a relist would.
+		if got, err := testutil.GetGaugeMetricValue(h.p.metrics.lastSeen); err != nil || got != float64(h.clock.Now().Unix()) {
+			t.Fatalf("kubelet_pleg_last_seen_seconds = %v (%v), want %d: the check's time", got, err, h.clock.Now().Unix())
+		}
 	}
 	step(time.Second, n+1) // WatchedInterval after the last relist began
 	step(time.Second, n+1)
