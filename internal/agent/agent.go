@@ -78,7 +78,8 @@ func New(opts Options) (*Agent, error) {
 			statuses: s.statuses, timeline: s.timeline, sourcesReady: opts.SourcesReady,
 			podsDir: filepath.Join(opts.RootDir, "pods"), retention: opts.TimelineRetention,
 			clock: opts.Clock, log: log.WithName("housekeeping"), ckpt: opts.Checkpoint, alloc: s.alloc,
-			held: func(uid types.UID) bool { return a.admission.IsRefused(uid) || waiting.IsHeld(uid) },
+			held:   func(uid types.UID) bool { return a.admission.IsRefused(uid) || waiting.IsHeld(uid) },
+			listed: opts.PLEG.Pods,
 		},
 	}
 	a.loop.handlers = newPodHandlers(a.loop)

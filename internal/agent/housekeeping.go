@@ -56,6 +56,10 @@ type housekeeper struct {
 	// held reports pods the admission holds back: not desired, since they
 	// must not start, but their statuses and timelines stay.
 	held func(types.UID) bool
+	// listed is the PLEG's last list of the runtime's pods (false before
+	// one): housekeeping reads it rather than list the runtime again. Nil
+	// lists the runtime.
+	listed func() ([]*runtime.Pod, bool)
 
 	// readySeen is set at the first run that finds the sources ready; the
 	// runs after it may remove orphans. Updates a source sent just before
@@ -112,7 +116,7 @@ func (h *housekeeper) run(ctx context.Context) {
 // killOrphans hands every runtime pod that nothing wants to a worker that
 // kills it, and returns the UIDs the runtime holds.
 func (h *housekeeper) killOrphans(ctx context.Context, wanted func(types.UID) bool) map[types.UID]bool {
-	pods, err := h.rt.GetPods(ctx)
+	pods, err := h.runtimePods(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			h.log.Error(err, "Housekeeping: listing runtime pods")
@@ -130,6 +134,18 @@ func (h *housekeeper) killOrphans(ctx context.Context, wanted func(types.UID) bo
 		h.update(podworkers.UpdatePodOptions{Type: podworkers.Kill, RuntimePod: &podworkers.RuntimePod{UID: p.ID, Name: p.Name, Namespace: p.Namespace}})
 	}
 	return running
+}
+
+// runtimePods is the PLEG's last list, or the runtime's own before there
+// is one. A pod started since that list is desired, so never an orphan; a
+// pod gone since is killed again, which finds nothing to stop.
+func (h *housekeeper) runtimePods(ctx context.Context) ([]*runtime.Pod, error) {
+	if h.listed != nil {
+		if pods, ok := h.listed(); ok {
+			return pods, nil
+		}
+	}
+	return h.rt.GetPods(ctx)
 }
 
 // removeLeftovers removes what pods that are gone left behind: pod

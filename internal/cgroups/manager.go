@@ -50,6 +50,13 @@ type Manager struct {
 	// the agent runs, whose sum is the burstable cgroup's shares.
 	burstable map[types.UID]int64
 	shares    uint64 // last written to the burstable cgroup
+
+	// inTree holds the pods found not to have a cgroup of the flat layout
+	// of earlier versions: this one never makes one, so none appears later
+	// and PodParent need not look again (a look lists every hierarchy, and
+	// each pod's resync asks). RemovePod forgets the pod.
+	treeMu sync.Mutex
+	inTree map[types.UID]bool
 }
 
 // New returns a Manager of the cgroups under opts.Root, with the cgroup
@@ -94,7 +101,7 @@ func newManager(opts Options) *Manager {
 		v2:        err == nil,
 		kubepods:  rootName(opts.Root).child(kubepods),
 		log:       opts.Logger.WithName("cgroups"),
-		burstable: map[types.UID]int64{},
+		burstable: map[types.UID]int64{}, inTree: map[types.UID]bool{},
 	}
 }
 
@@ -136,10 +143,28 @@ func (m *Manager) PodsMemoryDir() string {
 // version keeps its flat <root>/pod<uid> until it is removed, so that its
 // containers stay beside its sandbox.
 func (m *Manager) PodParent(pod *corev1.Pod) string {
-	if flat := m.flatName(pod.UID); m.exists(flat) {
-		return flat.path(DriverCgroupfs)
+	if m.isFlat(pod.UID) {
+		return m.flatName(pod.UID).path(DriverCgroupfs)
 	}
 	return m.podName(podtypes.QOSClass(pod), pod.UID).path(m.opts.Driver)
+}
+
+// isFlat tells whether the pod has a cgroup of the flat layout, which only
+// an earlier version, before this process started, can have made.
+func (m *Manager) isFlat(uid types.UID) bool {
+	m.treeMu.Lock()
+	inTree := m.inTree[uid]
+	m.treeMu.Unlock()
+	switch {
+	case inTree:
+		return false
+	case m.exists(m.flatName(uid)):
+		return true
+	}
+	m.treeMu.Lock()
+	m.inTree[uid] = true
+	m.treeMu.Unlock()
+	return false
 }
 
 // flatName is a pod's cgroup in the layout before the QoS tree.
@@ -164,7 +189,7 @@ func (m *Manager) EnsurePod(pod *corev1.Pod) error {
 	class := podtypes.QOSClass(pod)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.exists(m.flatName(pod.UID)) { // else PodParent keeps the pod there
+	if !m.isFlat(pod.UID) { // else PodParent keeps the pod there
 		if err := m.create(m.podName(class, pod.UID), podLimits(pod)); err != nil {
 			return err
 		}
@@ -203,6 +228,9 @@ func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
 	}
 	// One pod's cgroup destroyed, as the kubelet counts it, wherever it was.
 	m.metrics.since(opDestroy, start)
+	m.treeMu.Lock()
+	delete(m.inTree, uid)
+	m.treeMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.burstable[uid]; ok {

@@ -269,24 +269,41 @@ func TestUnknownDriverRefused(t *testing.T) {
 }
 
 // A pod started by an earlier version, in the flat <root>/pod<uid>, stays
-// there until it is removed: its containers join its sandbox's cgroup.
+// there until it is removed: its containers join its sandbox's cgroup. A
+// pod found without one is not looked up again: only an earlier version,
+// before the agent started, makes such a cgroup.
 func TestPodOfEarlierLayoutStaysInIt(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		fs   func(*testing.T) string
-		flat string // the old cgroup, below the mount point
+		name        string
+		fs          func(*testing.T) string
+		flat, flat2 string // the old cgroups of burstable1 and 2, below the mount point
 	}{
-		{"v1", fakeV1, "memory/nodeagent/podb1"},
-		{"v2", fakeV2, "nodeagent/podb1"},
+		{"v1", fakeV1, "memory/nodeagent/podb1", "memory/nodeagent/podb2"},
+		{"v2", fakeV2, "nodeagent/podb1", "nodeagent/podb2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := tc.fs(t)
-			m := newManager(Options{Root: "/nodeagent", FS: fs})
-			if got, want := m.PodParent(burstable1), "/nodeagent/kubepods/burstable/podb1"; got != want {
-				t.Errorf("PodParent of a new pod = %s, want %s", got, want)
-			}
 			if err := os.MkdirAll(filepath.Join(fs, tc.flat), 0o755); err != nil {
 				t.Fatal(err)
+			}
+			m := newManager(Options{Root: "/nodeagent", FS: fs})
+			if got, want := m.PodParent(burstable2), "/nodeagent/kubepods/burstable/podb2"; got != want {
+				t.Errorf("PodParent of a new pod = %s, want %s", got, want)
+			}
+			if err := os.MkdirAll(filepath.Join(fs, tc.flat2), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := m.PodParent(burstable2), "/nodeagent/kubepods/burstable/podb2"; got != want {
+				t.Errorf("PodParent of a pod found in the QoS tree, asked again = %s, want %s (it is not looked up again)", got, want)
+			}
+			if err := m.RemovePod(context.Background(), burstable2.UID); err != nil {
+				t.Fatal(err)
+			}
+			m.treeMu.Lock()
+			kept := m.inTree[burstable2.UID]
+			m.treeMu.Unlock()
+			if kept {
+				t.Error("RemovePod left the pod in the memo of pods in the QoS tree")
 			}
 			if got, want := m.PodParent(burstable1), "/nodeagent/podb1"; got != want {
 				t.Errorf("PodParent of an old pod = %s, want %s", got, want)

@@ -21,6 +21,12 @@
 // With Options.ContainerPID, the PLEG also watches the process of every
 // running container (package exitwatch) and relists the moment one exits:
 // an exit is in the cache within milliseconds, not at the next relist.
+// While the watch waits on every container the last relist saw running,
+// the relists are Options.WatchedInterval (10 Intervals) apart instead of
+// Interval: each Interval only checks that this still holds, which costs
+// no call to the runtime. An idle node then lists its runtime 6 times a
+// minute, not 60. A status a worker stores (after its own actions, which
+// no watch sees) has the next Interval relist.
 //
 // With Options.Registry, it records the kubelet's PLEG metrics under the
 // kubelet's names: kubelet_pleg_relist_duration_seconds, _interval_seconds,

@@ -42,7 +42,7 @@ func newMetrics(reg metrics.KubeRegistry) (*plegMetrics, error) {
 		}),
 		lastSeen: metrics.NewGauge(&metrics.GaugeOpts{
 			Subsystem: "kubelet", Name: "pleg_last_seen_seconds",
-			Help:           "When the last successful relist began, in seconds since the epoch.",
+			Help:           "When the PLEG was last seen active, in seconds since the epoch: a successful relist began, or it found the exit watch covering every running container, which puts the next relist off.",
 			StabilityLevel: metrics.ALPHA,
 		}),
 		runningPods: metrics.NewGauge(&metrics.GaugeOpts{
@@ -82,6 +82,12 @@ func (m *plegMetrics) relisted(start, end, previous time.Time, ok bool) {
 	if ok {
 		m.lastSeen.Set(float64(start.Unix()))
 	}
+}
+
+// covered records that the PLEG found, at t, that the exit watch covers
+// every running container: it is active, and what it knows is current.
+func (m *plegMetrics) covered(t time.Time) {
+	m.lastSeen.Set(float64(t.Unix()))
 }
 
 // counted sets the running pods and the containers by state from what a

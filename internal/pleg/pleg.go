@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -22,11 +23,26 @@ import (
 // the exit watch does not see it first.
 const DefaultInterval = time.Second
 
+// watchedFactor makes the default Options.WatchedInterval: the pause
+// between relists while the exit watch watches every container the last
+// relist saw running. The exits the relist exists to notice are then seen
+// by the watch within milliseconds, and what only a relist notices (a
+// sandbox or a stopped container changed behind the agent's back) is rare.
+// The kubelet's evented PLEG, which gets the runtime's container events,
+// relists every 300 s for the same reason; 10 s (at the default Interval)
+// keeps those rare changes noticed within seconds.
+const watchedFactor = 10
+
 // Options configure a PLEG. Runtime is required.
 type Options struct {
 	Runtime Runtime
 	// Interval is the pause between relists (default DefaultInterval).
 	Interval time.Duration
+	// WatchedInterval is the pause between relists while the exit watch
+	// watches every running container the last relist saw, no exit it saw
+	// is awaited, no status fetch is to be retried and no status was stored
+	// since (default 10 Intervals; never less than Interval).
+	WatchedInterval time.Duration
 	// EventBuffer is the capacity of the events channel (default 1000). An
 	// event that finds it full is dropped and logged; the pod's status in
 	// the cache is current regardless.
@@ -64,23 +80,35 @@ func (o Options) validate() error {
 	if o.HealthyWithin < 0 {
 		errs = append(errs, fmt.Errorf("%w: HealthyWithin is negative (%v)", ErrInvalidOptions, o.HealthyWithin))
 	}
+	if o.WatchedInterval < 0 {
+		errs = append(errs, fmt.Errorf("%w: WatchedInterval is negative (%v)", ErrInvalidOptions, o.WatchedInterval))
+	}
 	return errors.Join(errs...)
 }
 
 // PLEG relists the runtime and emits pod lifecycle events.
 type PLEG struct {
-	runtime       Runtime
-	interval      time.Duration
-	healthyWithin time.Duration
-	log           logr.Logger
-	clock         clock.Clock
-	cache         *Cache
-	events        chan PodLifecycleEvent
-	metrics       *plegMetrics
+	runtime  Runtime
+	interval time.Duration
+	// watchedInterval is Options.WatchedInterval; watched says whether the
+	// exit watch waits on a container (the watch's Watched).
+	watchedInterval time.Duration
+	watched         func(containerID string) bool
+	healthyWithin   time.Duration
+	log             logr.Logger
+	clock           clock.Clock
+	cache           *Cache
+	events          chan PodLifecycleEvent
+	metrics         *plegMetrics
 	// exits is the exit watch, nil without Options.ContainerPID; an exit
 	// it sees wakes the relist loop through relistNow.
 	exits     *exitwatch.Watcher
 	relistNow chan struct{}
+	// stored is set when a status is stored in the cache (by a worker,
+	// after its own actions, or by a relist) and cleared as a relist
+	// begins: the next relist is not put off then, since a change the
+	// agent made (a container it killed) may be one no watch sees.
+	stored atomic.Bool
 	// exitsMu guards exited: the containers whose exits the watch saw,
 	// until a relist shows them not running. The runtime records an exit a
 	// few milliseconds after the process ends, so a relist right after may
@@ -96,6 +124,8 @@ type PLEG struct {
 
 	mu         sync.Mutex
 	lastRelist time.Time
+	// listed is what the last successful relist listed.
+	listed []*runtime.Pod
 }
 
 // New returns a PLEG; Run runs it.
@@ -106,6 +136,10 @@ func New(opts Options) (*PLEG, error) {
 	if opts.Interval == 0 {
 		opts.Interval = DefaultInterval
 	}
+	if opts.WatchedInterval == 0 {
+		opts.WatchedInterval = watchedFactor * opts.Interval
+	}
+	opts.WatchedInterval = max(opts.WatchedInterval, opts.Interval)
 	if opts.EventBuffer == 0 {
 		opts.EventBuffer = 1000
 	}
@@ -123,17 +157,18 @@ func New(opts Options) (*PLEG, error) {
 		return nil, fmt.Errorf("pleg metrics: %w", err)
 	}
 	p := &PLEG{
-		metrics:       m,
-		runtime:       opts.Runtime,
-		interval:      opts.Interval,
-		healthyWithin: opts.HealthyWithin,
-		log:           opts.Logger.WithName("pleg"),
-		clock:         opts.Clock,
-		cache:         NewCache(),
-		events:        make(chan PodLifecycleEvent, opts.EventBuffer),
-		reinspect:     map[types.UID]bool{},
-		relistNow:     make(chan struct{}, 1),
-		exited:        map[string]awaitedExit{},
+		metrics:         m,
+		runtime:         opts.Runtime,
+		interval:        opts.Interval,
+		watchedInterval: opts.WatchedInterval,
+		healthyWithin:   opts.HealthyWithin,
+		log:             opts.Logger.WithName("pleg"),
+		clock:           opts.Clock,
+		cache:           NewCache(),
+		events:          make(chan PodLifecycleEvent, opts.EventBuffer),
+		reinspect:       map[types.UID]bool{},
+		relistNow:       make(chan struct{}, 1),
+		exited:          map[string]awaitedExit{},
 	}
 	if opts.ContainerPID != nil {
 		p.exits, err = exitwatch.New(exitwatch.Options{
@@ -144,7 +179,11 @@ func New(opts Options) (*PLEG, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.cache.onSet = p.watchRunning
+		p.cache.onSet = func(s *runtime.PodStatus) {
+			p.stored.Store(true)
+			p.watchRunning(s)
+		}
+		p.watched = p.exits.Watched
 	}
 	return p, nil
 }
@@ -156,9 +195,10 @@ func (p *PLEG) Events() <-chan PodLifecycleEvent { return p.events }
 // Cache returns the pod status cache the relists keep current.
 func (p *PLEG) Cache() *Cache { return p.cache }
 
-// Run relists at once and then Interval after each relist ends, or
-// sooner when the exit watch sees a container exit, until ctx ends; then
-// it returns nil. It may be called once.
+// Run relists at once and then Interval after each relist ends
+// (WatchedInterval while the exit watch covers every running container),
+// or sooner when the exit watch sees a container exit, until ctx ends;
+// then it returns nil. It may be called once.
 func (p *PLEG) Run(ctx context.Context) error {
 	started := false
 	p.runOnce.Do(func() { started = true })
@@ -177,20 +217,35 @@ func (p *PLEG) Run(ctx context.Context) error {
 	for {
 		began := p.clock.Now()
 		p.relist(ctx)
+		if !p.untilDue(ctx, began) {
+			return nil
+		}
+	}
+}
+
+// untilDue waits until the next relist is due: Interval after the last
+// one began (less while an exit the watch saw is awaited), or at once
+// when the watch sees an exit; but WatchedInterval while, at each
+// Interval, the watch still covers what the last relist saw. It reports
+// false once ctx has ended.
+func (p *PLEG) untilDue(ctx context.Context, began time.Time) bool {
+	for {
 		t := p.clock.NewTimer(p.nextRelist())
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil
-		case <-t.C():
+			return false
 		case <-p.relistNow:
 			t.Stop()
 			// Exits that come one after another (a node's pods stopped
 			// together) make one relist per exitRecheck at most.
-			if !p.pause(ctx, exitRecheck-p.clock.Since(began)) {
-				return nil
-			}
+			return p.pause(ctx, exitRecheck-p.clock.Since(began))
+		case <-t.C():
 		}
+		if !p.covered() || p.clock.Since(began) >= p.watchedInterval {
+			return true
+		}
+		p.metrics.covered(p.clock.Now())
 	}
 }
 
@@ -247,6 +302,31 @@ func (p *PLEG) nextRelist() time.Duration {
 		}
 	}
 	return next
+}
+
+// covered reports whether the exit watch is on and waits on every
+// container the last relist saw running, with no exit it saw awaited, no
+// pod's status to be fetched again and none stored since that relist
+// began: a relist would find nothing the watch does not tell. Only the
+// relist goroutine calls it.
+func (p *PLEG) covered() bool {
+	if p.watched == nil || p.exits.Off() || len(p.reinspect) > 0 || p.stored.Load() {
+		return false
+	}
+	p.exitsMu.Lock()
+	awaited := len(p.exited)
+	p.exitsMu.Unlock()
+	if awaited > 0 {
+		return false
+	}
+	for _, pod := range p.previous {
+		for _, c := range pod.containers {
+			if c.state == runtime.ContainerStateRunning && !p.watched(c.id) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // settleExits forgets the exits the relist shows (the container is not
@@ -325,6 +405,16 @@ func (p *PLEG) watchRunning(s *runtime.PodStatus) {
 	}
 }
 
+// Pods returns what the last successful relist listed, which the caller
+// must not change, and false before one has succeeded. It is as current
+// as a relist: within Interval, or within WatchedInterval for what the
+// exit watch would have told at once.
+func (p *PLEG) Pods() ([]*runtime.Pod, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.listed, !p.lastRelist.IsZero()
+}
+
 // Healthy reports an error if no relist succeeded within HealthyWithin.
 func (p *PLEG) Healthy() error {
 	p.mu.Lock()
@@ -345,6 +435,7 @@ func (p *PLEG) Healthy() error {
 // current as of the relist's start, and then sends the events, so that a
 // worker woken by an event finds the new status.
 func (p *PLEG) relist(ctx context.Context) {
+	p.stored.Store(false)
 	start := p.clock.Now()
 	p.mu.Lock()
 	previous := p.lastRelist
@@ -394,7 +485,7 @@ func (p *PLEG) relist(ctx context.Context) {
 	}
 	p.cache.UpdateTime(start)
 	p.mu.Lock()
-	p.lastRelist = start
+	p.lastRelist, p.listed = start, pods
 	p.mu.Unlock()
 	p.metrics.relisted(start, p.clock.Now(), previous, true)
 

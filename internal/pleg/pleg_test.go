@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodeagent/nodeagent/internal/runtime"
@@ -81,12 +83,23 @@ func start(t *testing.T, rt *fakeRuntime) *harness {
 // startWith starts a PLEG with opts, a fake clock and a 1 s interval.
 func startWith(t *testing.T, opts Options) *harness {
 	t.Helper()
+	return startWatched(t, opts, nil)
+}
+
+// startWatched is startWith, with watched (if not nil) in place of the
+// exit watch's say on which containers it waits on: the fake runtime has
+// no processes to watch.
+func startWatched(t *testing.T, opts Options, watched func(id string) bool) *harness {
+	t.Helper()
 	rt := opts.Runtime.(*fakeRuntime)
 	clk := testingclock.NewFakeClock(t0)
 	opts.Clock, opts.Interval = clk, time.Second
 	p, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if watched != nil {
+		p.watched = watched
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -389,5 +402,108 @@ func TestPLEGTurnsTheExitWatchOffWhenTheRuntimeNeverAgrees(t *testing.T) {
 	}
 	if !h.p.exits.Off() {
 		t.Fatal("the exit watch is still on")
+	}
+}
+
+// While the exit watch waits on every running container, the relists are
+// WatchedInterval apart; the check at each Interval relists at once when a
+// container is no longer watched, and Interval apart from then on.
+func TestPLEGRelistsSeldomWhileTheWatchCoversEveryContainer(t *testing.T) {
+	rt := &fakeRuntime{}
+	rt.set(pod("u1", sb("s1", runtime.SandboxReady), ctr("c1", runtime.ContainerStateRunning), ctr("c2", runtime.ContainerStateExited)))
+	var mu sync.Mutex
+	unwatched := map[string]bool{}
+	watched := func(id string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !unwatched[id]
+	}
+	h := startWatched(t, Options{Runtime: rt, WatchedInterval: 5 * time.Second, Registry: metrics.NewKubeRegistry(),
+		ContainerPID: func(context.Context, string) (int, error) { return 0, errors.New("no processes here") }}, watched)
+	lists := func() int {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		return rt.lists
+	}
+	step := func(d time.Duration, want int) {
+		t.Helper()
+		h.clock.Step(d)
+		for deadline := time.Now().Add(5 * time.Second); lists() < want; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d relists, want %d", lists(), want)
+			}
+		}
+		h.waitIdle()
+		time.Sleep(20 * time.Millisecond) // a relist too many would show now
+		if got := lists(); got != want {
+			t.Fatalf("%d relists, want %d", got, want)
+		}
+	}
+	n := lists()
+	step(time.Second, n+1) // the first relist fetched u1's status
+	n++
+	for range 4 {
+		step(time.Second, n) // covered: each Interval only checks
+		// ... and the check shows the PLEG active, as a relist would.
+		if got, err := testutil.GetGaugeMetricValue(h.p.metrics.lastSeen); err != nil || got != float64(h.clock.Now().Unix()) {
+			t.Fatalf("kubelet_pleg_last_seen_seconds = %v (%v), want %d: the check's time", got, err, h.clock.Now().Unix())
+		}
+	}
+	step(time.Second, n+1) // WatchedInterval after the last relist began
+	step(time.Second, n+1)
+
+	mu.Lock()
+	unwatched["c1"] = true // its watch ended: its exit would go unseen
+	mu.Unlock()
+	step(time.Second, n+2)
+	step(time.Second, n+3)
+
+	// A container that is not running needs no watch; the relist that
+	// fetched the changed pod's status relists once more at the next
+	// Interval, then the watch covers what it saw.
+	rt.set(pod("u1", sb("s1", runtime.SandboxReady), ctr("c1", runtime.ContainerStateExited), ctr("c2", runtime.ContainerStateExited)))
+	step(time.Second, n+4)
+	step(time.Second, n+5)
+	step(time.Second, n+5)
+
+	// A worker that stores a status after acting (it killed c2, which no
+	// watch sees) has the next Interval relist.
+	h.p.Cache().Set("u1", &runtime.PodStatus{ID: "u1"}, nil, h.clock.Now())
+	step(time.Second, n+6)
+	step(time.Second, n+6)
+}
+
+// Without the exit watch every Interval relists.
+func TestPLEGRelistsEveryIntervalWithoutTheWatch(t *testing.T) {
+	rt := &fakeRuntime{}
+	h := startWith(t, Options{Runtime: rt, WatchedInterval: time.Hour})
+	for range 3 {
+		h.tick() // fails unless the Interval relists
+	}
+}
+
+// Pods is what the last successful relist listed; a failed relist keeps it.
+func TestPLEGPodsIsTheLastList(t *testing.T) {
+	rt := &fakeRuntime{listErr: errors.New("runtime down")}
+	h := start(t, rt)
+	if _, ok := h.p.Pods(); ok {
+		t.Fatal("Pods before any relist succeeded reports a list")
+	}
+	first := pod("u1", sb("s1", runtime.SandboxReady), ctr("c1", runtime.ContainerStateRunning))
+	rt.mu.Lock()
+	rt.listErr = nil
+	rt.mu.Unlock()
+	rt.set(first)
+	h.tick()
+	if got, ok := h.p.Pods(); !ok || len(got) != 1 || got[0].ID != "u1" {
+		t.Fatalf("Pods() = %v, %v; want u1's, true", got, ok)
+	}
+	rt.mu.Lock()
+	rt.listErr = errors.New("runtime down again")
+	rt.mu.Unlock()
+	rt.set()
+	h.tick()
+	if got, ok := h.p.Pods(); !ok || len(got) != 1 || got[0].ID != "u1" {
+		t.Fatalf("Pods() after a failed relist = %v, %v; want the last list, u1's", got, ok)
 	}
 }

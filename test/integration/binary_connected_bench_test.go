@@ -2,9 +2,11 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,18 +23,20 @@ import (
 // cluster: process start to Node Ready with the client certificate it
 // already has (median of 5 starts, each after the Node was deleted) and
 // from a bootstrap token (3 new nodes); the idle agent's CPU and RSS in connected
-// mode, and its apiserver requests per minute by verb and resource (from
-// the audit log), over NODEAGENT_BENCH_IDLE (default 1m; the figures of
-// record use 10m), beside the same agent standalone;
-// NODEAGENT_BENCH_PROFILES=<dir> saves the idle agent's heap profiles
-// there. Run it once:
+// mode, with no pods and with 110 quiet ones (static, so mirrored), and its
+// apiserver requests per minute by verb and resource (from the audit log),
+// over NODEAGENT_BENCH_IDLE (default 1m; the figures of record use 10m),
+// beside the same agent standalone; NODEAGENT_BENCH_PROFILES=<dir> saves
+// the idle agent's heap and CPU profiles and a 10 s execution trace there
+// (<name>-heap.pb.gz, <name>-cpu.pb.gz, <name>-trace.out). Run it once:
 //
 //	go test -run '^$' -bench BenchmarkBinaryConnected -benchtime=1x -timeout 30m .
 func BenchmarkBinaryConnected(b *testing.B) {
 	b.Run("start-to-ready", benchStartToReady)
 	b.Run("start-to-ready/bootstrap", benchBootstrapToReady)
-	b.Run("idle", func(b *testing.B) { benchConnectedIdle(b, true) })
-	b.Run("idle-standalone", func(b *testing.B) { benchConnectedIdle(b, false) })
+	b.Run("idle", func(b *testing.B) { benchConnectedIdle(b, true, 0) })
+	b.Run("idle-110-pods", func(b *testing.B) { benchConnectedIdle(b, true, 110) })
+	b.Run("idle-standalone", func(b *testing.B) { benchConnectedIdle(b, false, 0) })
 }
 
 // benchBootstrapToReady starts agents with nothing but a bootstrap token.
@@ -115,9 +119,9 @@ func watchNamedReady(b *testing.B, name string) <-chan time.Time {
 	return out
 }
 
-// benchConnectedIdle measures an agent with no pods, connected or (for
+// benchConnectedIdle measures an agent with n quiet pods, connected or (for
 // comparison) standalone.
-func benchConnectedIdle(b *testing.B, connected bool) {
+func benchConnectedIdle(b *testing.B, connected bool, n int) {
 	window := time.Minute
 	if v := os.Getenv("NODEAGENT_BENCH_IDLE"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -129,7 +133,9 @@ func benchConnectedIdle(b *testing.B, connected bool) {
 	kubeconfig := writeKubeconfig(b, env.NodeConfig, b.TempDir())
 	deleteNodeTB(b, env.NodeName)
 	b.Cleanup(func() { deleteNodeTB(b, env.NodeName) })
-	var args []string
+	// A port of its own for the node API: the machine's 10250 may be
+	// another kubelet's.
+	args := []string{"--port", strconv.Itoa(int(freeTCPPort(b)))}
 	if connected {
 		args = append(args, "--kubeconfig", kubeconfig)
 	}
@@ -142,6 +148,10 @@ func benchConnectedIdle(b *testing.B, connected bool) {
 	if connected {
 		<-ready
 	}
+	for i := range n {
+		h.writeManifest(testPod(fmt.Sprintf("idle-%d", i), shContainer("main", "while true; do sleep 10; done")))
+	}
+	waitAllRunning(b, h, n, 10*time.Minute, time.Second)
 	// Settle: the agent gives back its executable's start-up pages 10 s
 	// after it is first ready; idle is what follows.
 	time.Sleep(15 * time.Second)
@@ -165,8 +175,10 @@ func benchConnectedIdle(b *testing.B, connected bool) {
 	b.ReportMetric(sum.anon/float64(samples), "rss-anon-MiB")
 	b.ReportMetric(sum.file/float64(samples), "rss-file-MiB")
 	if profiles != "" {
-		for file, p := range map[string]string{"heap.pb.gz": "heap", "heap.txt": "heap?debug=1", "cpu.pb.gz": "profile?seconds=60"} {
-			saveProfile(b, "http://"+h.addr+"/debug/pprof/"+p, filepath.Join(profiles, file))
+		name := strings.ReplaceAll(b.Name(), "/", "-")
+		for _, f := range [][2]string{{"heap.pb.gz", "heap"}, {"heap.txt", "heap?debug=1"}, {"goroutine.txt", "goroutine?debug=1"},
+			{"cpu.pb.gz", "profile?seconds=60"}, {"trace.out", "trace?seconds=10"}} {
+			saveProfile(b, "http://"+h.addr+"/debug/pprof/"+f[1], filepath.Join(profiles, name+"-"+f[0]))
 		}
 	}
 	if connected {

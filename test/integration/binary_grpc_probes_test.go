@@ -159,7 +159,7 @@ func grpcHealthContainer(name string, port int32, setup string, args ...string) 
 }
 
 // grpcHealthPod is testPod with the server's directory mounted.
-func grpcHealthPod(t *testing.T, name string, hostNetwork bool, containers ...corev1.Container) *corev1.Pod {
+func grpcHealthPod(t testing.TB, name string, hostNetwork bool, containers ...corev1.Container) *corev1.Pod {
 	pod := testPod(name, containers...)
 	pod.Spec.HostNetwork = hostNetwork
 	pod.Spec.Volumes = []corev1.Volume{{Name: "grpchealth", VolumeSource: corev1.VolumeSource{

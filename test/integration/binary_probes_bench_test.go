@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -42,7 +43,8 @@ import (
 // readiness change up to a sync later. cpu-*: the agent's CPU, and the
 // runtime's (containerd, its shims and the pods), with
 // NODEAGENT_BENCH_PODS (110) quiet pods, idle, each with an exec readiness
-// probe at a 1 s period, and each with an httpGet one.
+// probe at a 1 s period, and each with an httpGet, a tcpSocket or a grpc
+// one.
 func BenchmarkBinaryProbes(b *testing.B) {
 	b.Run("ready-latency", func(b *testing.B) { benchReadyLatency(b, 100, false) })
 	b.Run("ready-latency-connected", func(b *testing.B) { benchReadyLatency(b, 100, true) })
@@ -53,6 +55,8 @@ func BenchmarkBinaryProbes(b *testing.B) {
 	b.Run("cpu-idle", func(b *testing.B) { benchProbeCPU(b, n, "") })
 	b.Run("cpu-exec-readiness", func(b *testing.B) { benchProbeCPU(b, n, "exec") })
 	b.Run("cpu-httpget-readiness", func(b *testing.B) { benchProbeCPU(b, n, "httpGet") })
+	b.Run("cpu-tcp-readiness", func(b *testing.B) { benchProbeCPU(b, n, "tcpSocket") })
+	b.Run("cpu-grpc-readiness", func(b *testing.B) { benchProbeCPU(b, n, "grpc") })
 }
 
 // The timeline's entries of a readiness change (internal/prober/steps.go):
@@ -269,8 +273,11 @@ func slicesMax(d []time.Duration) time.Duration {
 // whose one container has a readiness probe of the given kind at a 1 s
 // period ("" for none), all of them ready.
 //
-// With NODEAGENT_BENCH_PROFILES=<dir> the agent runs with --profiling and
-// a 20 s CPU profile of the window is saved as <dir>/cpu-<kind>.pb.gz.
+// With NODEAGENT_BENCH_PROFILES=<dir> the agent runs with --profiling, and
+// a 20 s CPU profile of the window is saved as <dir>/cpu-<kind>.pb.gz
+// (cpu-idle.pb.gz without probes), and after it a 10 s execution trace as
+// <dir>/trace-<kind>.out (go tool trace: its goroutines page gives each
+// kind of goroutine's own CPU time, exactly rather than sampled).
 func benchProbeCPU(b *testing.B, n int, kind string) {
 	profiles := os.Getenv("NODEAGENT_BENCH_PROFILES")
 	var args []string
@@ -286,18 +293,31 @@ func benchProbeCPU(b *testing.B, n int, kind string) {
 		switch kind {
 		case "exec":
 			c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
-		case "httpGet":
+		case "httpGet", "tcpSocket":
 			port := freeTCPPort(b)
 			script = fmt.Sprintf("mkdir -p /tmp/www && echo ok > /tmp/www/index.html && busybox httpd -f -p 127.0.0.1:%d -h /tmp/www & %s", port, quiet)
 			c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 				Path: "/index.html", Port: intstr.FromInt32(port), Scheme: corev1.URISchemeHTTP}}}
+			if kind == "tcpSocket" {
+				c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{
+					Host: "127.0.0.1", Port: intstr.FromInt32(port)}}}
+			}
+		case "grpc":
+			port := freeTCPPort(b)
+			c = grpcHealthContainer("main", port, "touch /tmp/healthy", "-file", "/tmp/healthy")
+			c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: port}}}
 		}
 		if c.ReadinessProbe != nil {
 			p := c.ReadinessProbe
 			p.PeriodSeconds, p.TimeoutSeconds, p.SuccessThreshold, p.FailureThreshold = 1, 1, 1, 3
 		}
+		name := fmt.Sprintf("probe-%d", i)
+		if kind == "grpc" {
+			h.writeManifest(grpcHealthPod(b, name, true, c))
+			continue
+		}
 		c.Command[2] = "trap 'exit 0' TERM; " + script
-		h.writeManifest(testPod(fmt.Sprintf("probe-%d", i), c))
+		h.writeManifest(testPod(name, c))
 	}
 	waitAllRunning(b, h, n, 10*time.Minute, 200*time.Millisecond)
 	deadline := time.Now().Add(5 * time.Minute)
@@ -322,8 +342,9 @@ func benchProbeCPU(b *testing.B, n int, kind string) {
 	probes0, failed0 := h.metricWith(b, "prober_probe_total"), h.metricWith(b, "prober_probe_total", `result="failed"`)
 	rt0 := runtimeCPU(b)
 	cpu0, t0 := cpuTicks(b, pid), time.Now()
-	if profiles != "" && kind != "" {
-		saveProfile(b, "http://"+h.addr+"/debug/pprof/profile?seconds=20", filepath.Join(profiles, "cpu-"+kind+".pb.gz"))
+	if profiles != "" {
+		name := cmp.Or(kind, "idle")
+		saveProfile(b, "http://"+h.addr+"/debug/pprof/profile?seconds=20", filepath.Join(profiles, "cpu-"+name+".pb.gz"))
 	}
 	time.Sleep(time.Until(t0.Add(30 * time.Second)))
 	cpu1, el := cpuTicks(b, pid), time.Since(t0)
@@ -335,6 +356,9 @@ func benchProbeCPU(b *testing.B, n int, kind string) {
 	b.ReportMetric((probes1-probes0)/el.Seconds(), "probes/s")
 	b.ReportMetric((failed1-failed0)/el.Seconds(), "failed/s")
 	b.ReportMetric(rssOf(b, pid).total, "rss-MiB")
+	if profiles != "" { // after the window: tracing costs CPU
+		saveProfile(b, "http://"+h.addr+"/debug/pprof/trace?seconds=10", filepath.Join(profiles, "trace-"+cmp.Or(kind, "idle")+".out"))
+	}
 }
 
 // runtimeCPU is the CPU the container runtime has used: containerd and
