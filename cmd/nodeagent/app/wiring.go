@@ -111,7 +111,18 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		parts = append(parts, part{"serving", serve.Run})
 	}
 	if conn != nil {
-		nd, err := o.newNode(rt, machine, ag, sources.err, evictions.Pressure, conn.closeConnections, log)
+		// When the Node finds the apiserver answering again after an
+		// outage, the agent and the apiserver source try at once what
+		// they would otherwise retry after their back-off.
+		reconnect := make(chan struct{}, 1)
+		back := func() {
+			ag.APIServerBack()
+			select {
+			case reconnect <- struct{}{}:
+			default:
+			}
+		}
+		nd, err := o.newNode(rt, machine, ag, sources.err, evictions.Pressure, conn.closeConnections, back, log)
 		if err != nil {
 			return err
 		}
@@ -121,7 +132,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 			part{"pod objects", conn.whenConnected(from.podObjects(nd, ag))},
 			part{"services", conn.whenConnected(from.services.Run)},
 			part{"runtime classes", conn.whenConnected(from.classes.Run)},
-			part{"apiserver source", conn.whenConnected(o.apiServerSource(sources.merger, log))},
+			part{"apiserver source", conn.whenConnected(o.apiServerSource(sources.merger, reconnect, log))},
 			part{"pod status sync", conn.whenConnected(apiSync(ag, nd))},
 		)
 	}
