@@ -107,7 +107,7 @@ phase_record() {
 
 # phase_summary FILE: the steps recorded in FILE, in the order they began,
 # each indented under the step it ran in, with how long it took and how it
-# ended.
+# ended, and the total of the outermost ones.
 phase_summary() {
   awk -F '\t' '
     $1 == "begin" { order[n++] = $2; depth[$2] = $3; start[$2] = $4; name[$2] = $5 }
@@ -122,6 +122,8 @@ phase_summary() {
         } else {
           printf "%-50s %9s  did not finish\n", label, "-"
         }
+        if (depth[id] == 0 && (id in end)) total += end[id] - start[id]
       }
+      printf "%-50s %8.1fs\n", "total", total
     }' "$1"
 }

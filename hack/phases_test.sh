@@ -50,6 +50,7 @@ expect_line "$out" '^== time by phase ==$' "the summary's title"
 expect_line "$out" '^outer: a +[0-9]+\.[0-9]s  ok$' "a passing phase"
 expect_line "$out" '^  inner: first +0\.[1-9]s  ok$' "a nested phase, indented, with its time"
 expect_line "$out" '^outer: c +[0-9]+\.[0-9]s  ok$' "the last phase"
+expect_line "$out" '^total +[0-9]+\.[0-9]s$' "the total"
 
 if out=$(INNER_FAIL=1 bash "$work/outer.sh" 2>&1); then
   fail "outer.sh passed with a failing phase"
