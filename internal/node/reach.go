@@ -19,8 +19,8 @@ import (
 // loop, client-go's lease controller up to 7 s, the pod source), so the
 // first to get an answer after an outage may come seconds after the
 // apiserver is ready again. The Node notes how its requests go (the
-// watch's, the Lease's); once one fails it asks /readyz every probePeriod
-// until the apiserver is ready, and the first answer after a failure,
+// watch's, the Lease's); once one fails it asks /readyz (Options.Readyz)
+// every probePeriod until the apiserver is ready, and the first answer after a failure,
 // whichever request got it, ends every wait: the status is written, a
 // failing Lease renewal starts over, and Options.OnAPIServerBack tells the
 // rest of the agent.
@@ -74,12 +74,10 @@ func (n *Node) noteAnswer(err error) {
 	}
 }
 
-// probeWhileAway asks /readyz every probePeriod while the last request
-// failed, until ctx ends. A client without a REST client for it (a fake)
-// is not probed.
+// probeWhileAway asks Options.Readyz every probePeriod while the last
+// request failed, until ctx ends.
 func (n *Node) probeWhileAway(ctx context.Context) {
-	rc := n.client.Discovery().RESTClient()
-	if rc == nil {
+	if n.opts.Readyz == nil {
 		return
 	}
 	for {
@@ -95,9 +93,9 @@ func (n *Node) probeWhileAway(ctx context.Context) {
 			case <-n.clock.After(probePeriod):
 			}
 			pctx, cancel := context.WithTimeout(ctx, probePeriod)
-			body, err := rc.Get().AbsPath("/readyz").DoRaw(pctx)
+			ok := n.opts.Readyz(pctx)
 			cancel()
-			if err == nil && string(body) == "ok" {
+			if ok {
 				n.noteAnswer(nil)
 			}
 		}

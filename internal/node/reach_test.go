@@ -3,9 +3,6 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -17,9 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 	testclock "k8s.io/utils/clock/testing"
 )
@@ -79,49 +74,38 @@ func TestReachTellsTheFirstAnswerAfterAFailure(t *testing.T) {
 func TestProbesReadyzWhileAway(t *testing.T) {
 	var ready atomic.Bool
 	var probes atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/readyz" {
-			http.NotFound(w, r)
-			return
-		}
+	readyz := func(context.Context) bool {
 		probes.Add(1)
-		if !ready.Load() {
-			http.Error(w, "etcd not ready", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprint(w, "ok")
-	}))
-	defer srv.Close()
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
-	if err != nil {
-		t.Fatal(err)
+		return ready.Load()
 	}
 	clock := testclock.NewFakeClock(time.Now())
 	var backs atomic.Int32
 	n, err := New(Options{Name: testNode, Runtime: &fakeRuntime{}, Machine: Machine{}, RootDir: t.TempDir(), Clock: clock,
-		Logger: testr.New(t), OnAPIServerBack: func() { backs.Add(1) }})
+		Logger: testr.New(t), OnAPIServerBack: func() { backs.Add(1) }, Readyz: readyz})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.client = client
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); n.probeWhileAway(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	// probe steps the clock once the probe waits, and waits for its request.
+	// probe steps the clock once the probe waits, and waits for its ask.
 	probe := func() {
 		t.Helper()
 		before := probes.Load()
-		eventually(t, "the probe to wait", func() bool { return clock.HasWaiters() })
+		eventually(t, "the probe to wait", clock.HasWaiters)
 		clock.Step(probePeriod)
 		eventually(t, "a probe", func() bool { return probes.Load() > before })
+	}
+	if clock.HasWaiters() || probes.Load() != 0 {
+		t.Fatal("the probe runs while the apiserver answers")
 	}
 	n.noteAnswer(syscall.ECONNREFUSED)
 	probe()
 	probe()
 	if backs.Load() != 0 {
-		t.Fatal("OnAPIServerBack called while /readyz failed")
+		t.Fatal("OnAPIServerBack called while /readyz was not ok")
 	}
 	ready.Store(true)
 	probe()

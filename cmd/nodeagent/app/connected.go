@@ -122,9 +122,10 @@ func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
 // newNode builds the part that keeps the Node and its Lease current; it
 // runs once connected. The node API, when served, is on --port.
 // Its pressure conditions are those of the eviction manager; apiserverBack
-// is told when the apiserver answers again after an outage.
+// is told when the apiserver answers again after an outage, which readyz
+// asks while it is away.
 func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent, sourcesReady func() error, pressure func() map[string]bool,
-	closeConnections, apiserverBack func(), log logr.Logger) (*node.Node, error) {
+	closeConnections, apiserverBack func(), readyz func(context.Context) bool, log logr.Logger) (*node.Node, error) {
 	taints, _ := node.ParseTaints(o.RegisterWithTaints)        // validated
 	thresholds, _ := eviction.ParseThresholds(o.Eviction.Hard) // validated
 	return node.New(node.Options{
@@ -141,6 +142,7 @@ func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent
 		OnRepeatedHeartbeatFailure: closeConnections,
 		// What failed during an outage is tried again at once.
 		OnAPIServerBack: apiserverBack,
+		Readyz:          readyz,
 		AgentVersion:    version.Get().GitVersion,
 		Logger:          log,
 	})

@@ -122,7 +122,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 			default:
 			}
 		}
-		nd, err := o.newNode(rt, machine, ag, sources.err, evictions.Pressure, conn.closeConnections, back, log)
+		nd, err := o.newNode(rt, machine, ag, sources.err, evictions.Pressure, conn.closeConnections, back, conn.readyz, log)
 		if err != nil {
 			return err
 		}
