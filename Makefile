@@ -24,8 +24,10 @@ test-modules:
 # What CI runs: static checks, unit tests, a bounded fuzzing run, the
 # integration tests against real containerd, etcd and kube-apiserver,
 # which it starts itself, then the module test (last: it reuses the
-# compilation of the binaries the integration tests built).
-test: verify test-unit test-fuzz test-integration test-modules
+# compilation of the binaries the integration tests built); at the end,
+# also after a failure, the time each phase took (hack/test.sh).
+test:
+	hack/test.sh
 
 bench:
 	hack/bench.sh

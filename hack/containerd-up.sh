@@ -13,6 +13,8 @@ shopt -s inherit_errexit
 
 HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${NODEAGENT_CACHE:-${HOME:-/root}/.cache/nodeagent}
+# lib.sh for phase; containerd-common.sh's log, sourced after it, wins.
+source "$HACK/lib.sh"
 source "$HACK/containerd-common.sh"
 START_TIMEOUT=30
 
@@ -237,24 +239,10 @@ write_env() {
 	mv "$f" "$ENV_FILE"
 }
 
-main() {
-	local pid images_env
-	# Unix socket paths are limited to 108 bytes; leave room for the
-	# ".ttrpc" suffix.
-	((${#SOCK} < 100)) || die "socket path $SOCK is too long: choose a shorter NODEAGENT_CONTAINERD_DIR"
-	[[ $DIR$CACHE != *\'* ]] || die "no single quotes in NODEAGENT_CONTAINERD_DIR or NODEAGENT_CACHE, please"
-	ensure_packages
-	mkdir -p "$DIR"
-	# Test packages may call this in parallel: one starts, the rest wait.
-	exec 9>"$DIR.lock"
-	flock 9
-
-	# images.env sets PAUSE_IMAGE, BUSYBOX_IMAGE, their digests and tars.
-	# build.sh is a no-op when its inputs have not changed.
-	images_env=$("$HACK/images/build.sh" "$CACHE/images") || die "building the images failed"
-	# shellcheck source=/dev/null
-	source "$images_env"
-
+# start_and_import: starts containerd unless it runs, and imports the images
+# it lacks.
+start_and_import() {
+	local pid
 	if ! pid=$(running_pid); then
 		start_containerd
 		pid=$(cat "$PIDFILE")
@@ -262,7 +250,28 @@ main() {
 	wait_ready "$pid"
 	ensure_image "$PAUSE_IMAGE" "$PAUSE_IMAGE_DIGEST" "$PAUSE_IMAGE_TAR"
 	ensure_image "$BUSYBOX_IMAGE" "$BUSYBOX_IMAGE_DIGEST" "$BUSYBOX_IMAGE_TAR"
-	write_env "$pid"
+}
+
+main() {
+	local images_env
+	# Unix socket paths are limited to 108 bytes; leave room for the
+	# ".ttrpc" suffix.
+	((${#SOCK} < 100)) || die "socket path $SOCK is too long: choose a shorter NODEAGENT_CONTAINERD_DIR"
+	[[ $DIR$CACHE != *\'* ]] || die "no single quotes in NODEAGENT_CONTAINERD_DIR or NODEAGENT_CACHE, please"
+	phase "containerd: packages" ensure_packages
+	mkdir -p "$DIR"
+	# Test packages may call this in parallel: one starts, the rest wait.
+	exec 9>"$DIR.lock"
+	flock 9
+
+	# images.env sets PAUSE_IMAGE, BUSYBOX_IMAGE, their digests and tars.
+	# build.sh is a no-op when its inputs have not changed.
+	images_env=$(phase "containerd: images" "$HACK/images/build.sh" "$CACHE/images") || die "building the images failed"
+	# shellcheck source=/dev/null
+	source "$images_env"
+
+	phase "containerd: start" start_and_import
+	write_env "$(cat "$PIDFILE")"
 	echo "$ENV_FILE"
 }
 

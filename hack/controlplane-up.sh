@@ -28,6 +28,9 @@
 #     controller-manager signs (default 8760h, as kubeadm)
 set -euo pipefail
 
+# lib.sh for phase and seconds_since; controlplane-down.sh's log, sourced
+# after it, wins.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # Brings in versions.sh, STATE_DIR, the PID files and running_pid/stop_all/purge_state.
 # shellcheck source=hack/controlplane-down.sh
 source "$(dirname "${BASH_SOURCE[0]}")/controlplane-down.sh"
@@ -60,8 +63,6 @@ SCHEDULER_LOG="$STATE_DIR/kube-scheduler.log"
 SCHEDULER_KUBECONFIG="$STATE_DIR/scheduler.kubeconfig"
 WANT_SCHEDULER="${NODEAGENT_SCHEDULER:-0}"
 
-now() { date +%s.%N; }
-elapsed() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1f", e - s }'; }
 
 # free_ports N: N distinct TCP ports free on 127.0.0.1. They are drawn from
 # below the kernel's ephemeral range: a port inside it could be taken as the
@@ -119,7 +120,7 @@ start_daemon() {
 wait_until() {
   local name="$1" pidfile="$2" logfile="$3" timeout="$4" deadline start
   shift 4
-  start="$(now)"
+  start=$EPOCHREALTIME
   deadline=$((SECONDS + timeout))
   until "$@"; do
     if ! running_pid "$pidfile" >/dev/null; then
@@ -134,7 +135,7 @@ wait_until() {
     fi
     sleep 0.2
   done
-  log "$name took $(elapsed "$start")s to become ready"
+  log "$name took $(seconds_since "$start")s to become ready"
 }
 
 etcd_healthy() {
@@ -537,13 +538,37 @@ start_component() {
   esac
 }
 
+# start_fresh: a new control plane in a fresh state dir.
+start_fresh() {
+  local etcd_client_port etcd_peer_port apiserver_port cm_port scheduler_port
+  fresh_state_dir
+  # A failed start leaves nothing running (the logs stay for a look).
+  trap 'log "start failed; stopping what was started"; stop_all' EXIT
+  write_credentials
+  read -r etcd_client_port etcd_peer_port apiserver_port cm_port scheduler_port < <(free_ports 5)
+  APISERVER_URL="https://127.0.0.1:$apiserver_port"
+  CONTROLLER_MANAGER_URL="https://127.0.0.1:$cm_port"
+  SCHEDULER_URL="https://127.0.0.1:$scheduler_port"
+  write_kubeconfig "$ADMIN_KUBECONFIG" admin "$ADMIN_TOKEN"
+  write_kubeconfig "$NODE_KUBECONFIG" "system:node:$NODE_NAME" "$NODE_TOKEN"
+  write_kubeconfig "$CONTROLLER_MANAGER_KUBECONFIG" system:kube-controller-manager controller-manager
+  write_kubeconfig "$SCHEDULER_KUBECONFIG" system:kube-scheduler scheduler
+  start_etcd "$etcd_client_port" "$etcd_peer_port"
+  start_apiserver
+  apply_bootstrap_rbac
+  start_controller_manager
+  [[ "$WANT_SCHEDULER" != 1 ]] || start_scheduler
+  trap - EXIT
+}
+
 main() {
-  local start etcd_client_port etcd_peer_port apiserver_port cm_port scheduler_port
-  start="$(now)"
-  if [[ "$WANT_SCHEDULER" == 1 ]]; then
-    "$HACK_DIR/controlplane-build.sh" kube-apiserver kube-controller-manager etcd kube-scheduler
+  local build=("$HACK_DIR/controlplane-build.sh")
+  [[ "$WANT_SCHEDULER" != 1 ]] || build+=(kube-apiserver kube-controller-manager etcd kube-scheduler)
+  # A test that restarts one component is not a phase of the run.
+  if [[ $# -gt 0 ]]; then
+    "${build[@]}"
   else
-    "$HACK_DIR/controlplane-build.sh"
+    phase "control plane: build" "${build[@]}"
   fi
   lock_state_dir
 
@@ -552,25 +577,7 @@ main() {
   elif already_up; then
     log "already up"
   else
-    fresh_state_dir
-    # A failed start leaves nothing running (the logs stay for a look).
-    trap 'log "start failed; stopping what was started"; stop_all' EXIT
-    write_credentials
-    read -r etcd_client_port etcd_peer_port apiserver_port cm_port scheduler_port < <(free_ports 5)
-    APISERVER_URL="https://127.0.0.1:$apiserver_port"
-    CONTROLLER_MANAGER_URL="https://127.0.0.1:$cm_port"
-    SCHEDULER_URL="https://127.0.0.1:$scheduler_port"
-    write_kubeconfig "$ADMIN_KUBECONFIG" admin "$ADMIN_TOKEN"
-    write_kubeconfig "$NODE_KUBECONFIG" "system:node:$NODE_NAME" "$NODE_TOKEN"
-    write_kubeconfig "$CONTROLLER_MANAGER_KUBECONFIG" system:kube-controller-manager controller-manager
-    write_kubeconfig "$SCHEDULER_KUBECONFIG" system:kube-scheduler scheduler
-    start_etcd "$etcd_client_port" "$etcd_peer_port"
-    start_apiserver
-    apply_bootstrap_rbac
-    start_controller_manager
-    [[ "$WANT_SCHEDULER" != 1 ]] || start_scheduler
-    trap - EXIT
-    log "ready in $(elapsed "$start")s"
+    phase "control plane: start" start_fresh
   fi
 
   write_env

@@ -16,6 +16,8 @@ set -euo pipefail
 shopt -s inherit_errexit
 
 HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# lib.sh for phase; registry-common.sh's log, sourced after it, wins.
+source "$HACK/lib.sh"
 source "$HACK/registry-common.sh"
 START_TIMEOUT=30
 
@@ -49,16 +51,14 @@ write_pki() {
 	chmod 0600 "$DIR/ca.key" "$KEY"
 }
 
-# build: go build, timed (without -trimpath, so that it shares the compiled
+# build: go build (without -trimpath, so that it shares the compiled
 # go-containerregistry packages with the test binary, which links them too);
-# the Go build cache makes a warm build take a
-# second, a cold one (go-containerregistry's packages) several.
+# the Go build cache makes a warm build take a second, a cold one
+# (go-containerregistry's packages) several.
 build() {
-	local start=$SECONDS
 	(cd "$HACK/../test/integration" && go build -o "$BIN.tmp" ./internal/registry) ||
 		die "building the registry failed"
 	mv "$BIN.tmp" "$BIN"
-	log "built the registry in $((SECONDS - start))s"
 }
 
 start() {
@@ -127,11 +127,11 @@ main() {
 	flock 9
 	write_pki
 	if ! pid=$(running_pid); then
-		build
+		phase "registry: build" build
 		start
 		pid=$(cat "$PIDFILE")
 	fi
-	wait_ready "$pid"
+	phase "registry: start" wait_ready "$pid"
 	host=$(cat "$ADDR_FILE")
 	trust "$host"
 	write_env "$pid" "$host"

@@ -26,15 +26,19 @@ cleanup() {
   hack/controlplane-down.sh --purge >/dev/null 2>&1 || true
   hack/containerd-down.sh >/dev/null 2>&1 || true
 }
-trap cleanup EXIT
+# Run alone, it prints its own phases at its end; under `make test`, the
+# whole run's are printed there.
+phases_init
+trap 'cleanup; phases_finish' EXIT
 
 # The tests own the test containerd: start from an empty one, whatever a
 # `make run` or an interrupted run left in it.
 cleanup
 
 log "integration: building the control plane (cached after the first run)"
-hack/controlplane-build.sh
+phase "integration: control plane build" hack/controlplane-build.sh
 
-log "integration: go test"
-# One package at a time: each package's TestMain owns the environment.
-(cd test/integration && go test -race -count=1 -p 1 -timeout 30m ./... "$@")
+# One package at a time: each package's TestMain owns the environment,
+# which it starts with the *-up.sh scripts (their phases nest under this
+# one).
+phase "integration: go test" env -C test/integration go test -race -count=1 -p 1 -timeout 30m ./... "$@"

@@ -26,6 +26,9 @@ done
 log "unit: make install (hack/install_test.sh)"
 hack/install_test.sh
 
+log "unit: the run's time by phase (hack/phases_test.sh)"
+hack/phases_test.sh
+
 # Releasing the executable's pages must also be safe in a position-
 # independent build, whose loader writes into read-only mappings.
 log "unit: internal/exepages as a PIE build"

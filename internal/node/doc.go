@@ -13,6 +13,12 @@
 // lifecycle controller marking it Unknown, a user deleting it) is seen at
 // once.
 //
+// After an outage the apiserver's return is known at once, not after the
+// longest back-off among the parts that wait on it: once a request of the
+// Node fails, /readyz is asked every 250 ms, and the first answer to any
+// of its requests writes a heartbeat, starts a failing Lease renewal over
+// and calls Options.OnAPIServerBack (reach.go).
+//
 // Use it as:
 //
 //	n, err := node.New(node.Options{Name: "worker-1", ...})

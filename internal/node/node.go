@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -57,6 +58,14 @@ type Node struct {
 	// goneUID is the UID of the Node last seen deleted: a write that was
 	// in flight when it went must not bring it back as current.
 	goneUID types.UID
+	// stopLease ends the lease controller's current run, which runLease
+	// then starts over.
+	stopLease context.CancelFunc
+
+	// reach is whether the apiserver answered the Node's last request;
+	// leaseFailing whether it answered the lease controller's last one.
+	reach        reach
+	leaseFailing atomic.Bool
 }
 
 // New checks the options; nothing is sent to the apiserver before Run.
@@ -69,6 +78,7 @@ func New(opts Options) (*Node, error) {
 		log:   opts.Logger.WithName("node").WithValues("node", opts.Name),
 		clock: opts.Clock,
 		kick:  make(chan struct{}, 1),
+		reach: reach{wentAway: make(chan struct{}, 1)},
 	}, nil
 }
 
@@ -80,8 +90,9 @@ func (n *Node) Run(ctx context.Context, client kubernetes.Interface) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	reflector := n.watchNode()
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); reflector.RunWithContext(ctx) }()
+	go func() { defer wg.Done(); n.probeWhileAway(ctx) }()
 	leaseStarted := false
 
 	ticker := n.clock.NewTicker(n.opts.StatusUpdateFrequency)
@@ -111,7 +122,7 @@ func (n *Node) Run(ctx context.Context, client kubernetes.Interface) error {
 		if !leaseStarted && n.registered() {
 			leaseStarted = true
 			wg.Add(1)
-			go func() { defer wg.Done(); n.leaseController().Run(ctx) }()
+			go func() { defer wg.Done(); n.runLease(ctx) }()
 		}
 		select {
 		case <-ctx.Done():
@@ -212,13 +223,15 @@ func (n *Node) gone(rv string) {
 }
 
 // apiserverWasAway notes a list of the Node by the watch, or an apiserver
-// that answers the watch again: it wakes the status loop to write a
-// heartbeat, and tells OnAPIServerBack.
+// that answers again (see reach.go): it wakes the status loop to write a
+// heartbeat, starts a failing Lease renewal over, and tells
+// OnAPIServerBack.
 func (n *Node) apiserverWasAway() {
 	n.mu.Lock()
 	n.heartbeatDue = true
 	n.wake()
 	n.mu.Unlock()
+	n.restartLease()
 	if n.opts.OnAPIServerBack != nil {
 		n.opts.OnAPIServerBack()
 	}
@@ -258,7 +271,7 @@ func conditionsEqual(a, b []corev1.NodeCondition) bool {
 // before the Node is registered.
 func (n *Node) leaseController() lease.Controller {
 	renew := time.Duration(n.opts.LeaseDuration) * time.Second / 4
-	return lease.NewController(n.clock, n.client, n.opts.Name, n.opts.LeaseDuration, n.opts.OnRepeatedHeartbeatFailure, renew,
+	return lease.NewController(n.clock, leaseClient{Interface: n.client, n: n}, n.opts.Name, n.opts.LeaseDuration, n.opts.OnRepeatedHeartbeatFailure, renew,
 		n.opts.Name, corev1.NamespaceNodeLease, n.setLeaseOwner)
 }
 

@@ -74,6 +74,10 @@ type Options struct {
 	// the Node's watch again after it did not (and at each relist): what
 	// waits to be retried may be tried now.
 	OnAPIServerBack func()
+	// Readyz, if not nil, asks the apiserver's /readyz and says whether it
+	// is ok: it is asked every 250 ms while the apiserver is away, so that
+	// its return is known at once (reach.go).
+	Readyz func(context.Context) bool
 	// AgentVersion is reported as the node's kubelet version.
 	AgentVersion string
 

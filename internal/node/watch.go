@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,18 +18,17 @@ import (
 func (n *Node) watchNode() *cache.Reflector {
 	sel := fields.OneTermEqualSelector(metav1.ObjectNameField, n.opts.Name).String()
 	nodes := n.client.CoreV1().Nodes()
-	var reach reachability
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = sel
 			list, err := nodes.List(ctx, o)
-			reach.answered(err, n.apiserverWasAway)
+			n.noteAnswer(err)
 			return list, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = sel
 			w, err := nodes.Watch(ctx, o)
-			reach.answered(err, n.apiserverWasAway)
+			n.noteAnswer(err)
 			return w, err
 		},
 	}
@@ -48,21 +46,6 @@ func (n *Node) watchNode() *cache.Reflector {
 // s, too slow to see soon after the apiserver's return what changed while
 // it was away. It is a value; each reflector gets a copy.
 var watchBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 4, Cap: 2 * time.Second}
-
-// reachability tells when the apiserver answers again after it did not:
-// after an outage the watch may go on from where it was, without a
-// relist, and then this is the only sign that the apiserver was away.
-type reachability struct{ failed atomic.Bool }
-
-func (r *reachability) answered(err error, back func()) {
-	if err != nil {
-		r.failed.Store(true)
-		return
-	}
-	if r.failed.Swap(false) {
-		back()
-	}
-}
 
 // nodeStore is the reflector's store: it keeps nothing but tells the Node.
 type nodeStore struct{ n *Node }

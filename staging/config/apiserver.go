@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -34,6 +36,11 @@ type APIServerOptions struct {
 	// Backoff paces the reconnections after the watch fails; nil is
 	// DefaultAPIServerBackoff.
 	Backoff *wait.Backoff
+	// Reconnect, if not nil, cuts that back-off short: a receive, while
+	// the last attempt to list or watch failed, starts the list and watch
+	// over at once. Send on it when another request finds the apiserver
+	// answering again after an outage; a watch that runs is left alone.
+	Reconnect <-chan struct{}
 }
 
 // DefaultAPIServerBackoff paces a watch's reconnections to at most one
@@ -68,18 +75,31 @@ func NewAPIServerSource(opts APIServerOptions) (*APIServerSource, error) {
 }
 
 // Run lists and watches until ctx ends, and returns nil then. The
-// reflector re-lists on its own after watch failures.
+// reflector re-lists on its own after watch failures, and at once on
+// Reconnect.
 func (s *APIServerSource) Run(ctx context.Context) error {
 	selector := fields.OneTermEqualSelector("spec.nodeName", s.opts.NodeName).String()
 	pods := s.opts.Pods
+	// failing: the last list or watch failed, and the reflector waits
+	// out its back-off.
+	var failing atomic.Bool
+	note := func(ctx context.Context, err error) {
+		if ctx.Err() == nil {
+			failing.Store(err != nil)
+		}
+	}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = selector
-			return pods.List(ctx, o)
+			list, err := pods.List(ctx, o)
+			note(ctx, err)
+			return list, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = selector
-			return pods.Watch(ctx, o)
+			w, err := pods.Watch(ctx, o)
+			note(ctx, err)
+			return w, err
 		},
 	}
 	// The store calls push with every pod it holds after each change.
@@ -102,8 +122,60 @@ func (s *APIServerSource) Run(ctx context.Context) error {
 	if s.opts.Backoff != nil {
 		backoff = *s.opts.Backoff
 	}
-	r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, pods),
-		&corev1.Pod{}, store, cache.ReflectorOptions{Name: "nodeagent-apiserver-source", Backoff: &backoff})
-	r.RunWithContext(logr.NewContext(ctx, s.log))
-	return nil
+	// A reflector's back-off ends only with its context: each reconnection
+	// is a new reflector into the same store, whose first list replaces
+	// what the store holds.
+	for {
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, pods), &corev1.Pod{}, store,
+			cache.ReflectorOptions{Name: "nodeagent-apiserver-source", Backoff: &backoff, Clock: stoppableClock{ctx: rctx}})
+		go func() { defer close(done); r.RunWithContext(logr.NewContext(rctx, s.log)) }()
+		s.awaitReconnect(ctx, &failing)
+		stop()
+		<-done
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.log.V(2).Info("The apiserver answers again; listing the pods now")
+	}
+}
+
+// awaitReconnect returns when ctx ends, or when Reconnect receives while
+// the last list or watch failed.
+func (s *APIServerSource) awaitReconnect(ctx context.Context, failing *atomic.Bool) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.opts.Reconnect:
+			if failing.Load() {
+				return
+			}
+		}
+	}
+}
+
+// stoppableClock is the real clock, but what it sends on After comes early
+// once ctx ends: client-go's watch-list waits out its back-off on After
+// without looking at the reflector's context, which would hold a
+// reconnection back by up to a whole back-off.
+type stoppableClock struct {
+	clock.RealClock
+	ctx context.Context
+}
+
+func (c stoppableClock) After(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	t := time.NewTimer(d)
+	go func() {
+		defer t.Stop()
+		select {
+		case now := <-t.C:
+			ch <- now
+		case <-c.ctx.Done():
+			ch <- time.Now()
+		}
+	}()
+	return ch
 }

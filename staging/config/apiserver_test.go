@@ -2,12 +2,18 @@ package config
 
 import (
 	"context"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/nodeagent/nodeagent/staging/podtypes"
 )
@@ -114,5 +120,62 @@ func TestNewAPIServerSourceNeedsItsOptions(t *testing.T) {
 		if _, err := NewAPIServerSource(opts); err == nil {
 			t.Errorf("NewAPIServerSource(%+v) succeeded", opts)
 		}
+	}
+}
+
+// A list that failed waits out the back-off (here an hour) unless
+// Reconnect says the apiserver answers again; a watch that runs is left
+// alone by it.
+func TestAPIServerSourceReconnectsAtOnce(t *testing.T) {
+	cs := fake.NewClientset()
+	var down atomic.Bool
+	var lists atomic.Int32
+	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, k8sruntime.Object, error) {
+		lists.Add(1)
+		if down.Load() {
+			return true, nil, syscall.ECONNREFUSED
+		}
+		return false, nil, nil
+	})
+	down.Store(true)
+	reconnect := make(chan struct{})
+	sink := make(chanSink, 10)
+	src, err := NewAPIServerSource(APIServerOptions{Pods: newFakePods(cs), NodeName: testNode, Sink: sink,
+		Backoff: &wait.Backoff{Duration: time.Hour}, Reconnect: reconnect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+	for lists.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := cs.Tracker().Add(boundPod("a", "ua")); err != nil {
+		t.Fatal(err)
+	}
+	down.Store(false)
+	reconnect <- struct{}{}
+	if u := next(t, sink); u.Op != podtypes.SET || len(u.Pods) != 1 || u.Pods[0].Name != "a" {
+		t.Fatalf("after Reconnect: %s, want a SET of a", summarize(u))
+	}
+
+	listed := lists.Load()
+	reconnect <- struct{}{}
+	reconnect <- struct{}{}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, boundPod("b", "ub"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if u := next(t, sink); len(u.Pods) != 2 {
+		t.Fatalf("after b was created: %s, want a and b", summarize(u))
+	}
+	if got := lists.Load() - listed; got != 0 {
+		t.Errorf("Reconnect while the watch ran listed again (%d lists)", got)
 	}
 }

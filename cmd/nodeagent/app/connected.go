@@ -121,8 +121,11 @@ func (o *Options) clientConfig(id *nodeidentity.Identity) *rest.Config {
 
 // newNode builds the part that keeps the Node and its Lease current; it
 // runs once connected. The node API, when served, is on --port.
-// Its pressure conditions are those of the eviction manager.
-func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent, api *apisync.Sync, sourcesReady func() error, pressure func() map[string]bool, closeConnections func(), log logr.Logger) (*node.Node, error) {
+// Its pressure conditions are those of the eviction manager; apiserverBack
+// is told when the apiserver answers again after an outage, which readyz
+// asks while it is away.
+func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent, sourcesReady func() error, pressure func() map[string]bool,
+	closeConnections, apiserverBack func(), readyz func(context.Context) bool, log logr.Logger) (*node.Node, error) {
 	taints, _ := node.ParseTaints(o.RegisterWithTaints)        // validated
 	thresholds, _ := eviction.ParseThresholds(o.Eviction.Hard) // validated
 	return node.New(node.Options{
@@ -138,7 +141,8 @@ func (o *Options) newNode(rt node.Runtime, machine node.Machine, ag *agent.Agent
 		// Renewals that keep failing may be stuck on a dead connection.
 		OnRepeatedHeartbeatFailure: closeConnections,
 		// What failed during an outage is tried again at once.
-		OnAPIServerBack: api.Retry,
+		OnAPIServerBack: apiserverBack,
+		Readyz:          readyz,
 		AgentVersion:    version.Get().GitVersion,
 		Logger:          log,
 	})
@@ -193,11 +197,13 @@ func (a apiObjects) podObjects(nd *node.Node) connectedPart {
 }
 
 // apiServerSource takes the pods bound to the node from the apiserver
-// into the merger once connected.
-func (o *Options) apiServerSource(merger *config.Merger, log logr.Logger) connectedPart {
+// into the merger once connected; a receive on reconnect ends its wait to
+// list and watch again after a failure.
+func (o *Options) apiServerSource(merger *config.Merger, reconnect <-chan struct{}, log logr.Logger) connectedPart {
 	return func(ctx context.Context, client kubernetes.Interface) error {
 		source, err := config.NewAPIServerSource(config.APIServerOptions{
 			Pods: client.CoreV1().Pods(metav1.NamespaceAll), NodeName: o.NodeName, Logger: log, Sink: merger,
+			Reconnect: reconnect,
 		})
 		if err != nil {
 			return err

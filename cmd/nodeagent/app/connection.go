@@ -2,10 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics"
 
 	"github.com/nodeagent/nodeagent/internal/nodeidentity"
@@ -29,6 +32,11 @@ type connection struct {
 	ready  chan struct{}        // closed once client and id are set
 	client kubernetes.Interface // set once, before ready is closed
 	id     *nodeidentity.Identity
+
+	// anon is the client of readyz, made once (anonOnce), after ready.
+	anonOnce sync.Once
+	anon     rest.Interface
+	anonErr  error
 }
 
 // connectedPart is a part that needs the apiserver: it runs with the
@@ -69,6 +77,40 @@ func (c *connection) closeConnections() {
 		c.id.CloseConnections()
 	default:
 	}
+}
+
+// readyz asks the apiserver's /readyz without credentials, as it is
+// meant to be asked (system:public-info-viewer): before the apiserver is
+// ready, the node's own identity may be refused (a 403) while its
+// authorizer's caches fill. An apiserver that serves no anonymous
+// requests never says ok here; the Node then learns of its return from
+// its other requests.
+func (c *connection) readyz(ctx context.Context) bool {
+	rc, err := c.anonymous()
+	if err != nil {
+		return false
+	}
+	body, err := rc.Get().AbsPath("/readyz").DoRaw(ctx)
+	return err == nil && string(body) == "ok"
+}
+
+// anonymous is a REST client to the apiserver with its CA and no
+// credentials, made once the connection is resolved.
+func (c *connection) anonymous() (rest.Interface, error) {
+	select {
+	case <-c.ready:
+	default:
+		return nil, errors.New("not connected yet")
+	}
+	c.anonOnce.Do(func() {
+		cs, err := kubernetes.NewForConfig(rest.AnonymousClientConfig(c.o.clientConfig(c.id)))
+		if err != nil {
+			c.anonErr = fmt.Errorf("--kubeconfig %s: %w", c.o.Kubeconfig, err)
+			return
+		}
+		c.anon = cs.Discovery().RESTClient()
+	})
+	return c.anon, c.anonErr
 }
 
 // wait returns the client once the connection is resolved, or ctx's

@@ -112,7 +112,18 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 		parts = append(parts, part{"serving", serve.Run})
 	}
 	if conn != nil {
-		nd, err := o.newNode(rt, machine, ag, runs.api, sources.err, evictions.Pressure, conn.closeConnections, log)
+		// When the Node finds the apiserver answering again after an
+		// outage, API sync and the apiserver source try at once what
+		// they would otherwise retry after their back-off.
+		reconnect := make(chan struct{}, 1)
+		back := func() {
+			runs.api.Retry()
+			select {
+			case reconnect <- struct{}{}:
+			default:
+			}
+		}
+		nd, err := o.newNode(rt, machine, ag, sources.err, evictions.Pressure, conn.closeConnections, back, conn.readyz, log)
 		if err != nil {
 			return err
 		}
@@ -122,7 +133,7 @@ func Run(ctx context.Context, o *Options, log logr.Logger) error {
 			part{"pod objects", conn.whenConnected(from.podObjects(nd))},
 			part{"services", conn.whenConnected(from.services.Run)},
 			part{"runtime classes", conn.whenConnected(from.classes.Run)},
-			part{"apiserver source", conn.whenConnected(o.apiServerSource(sources.merger, log))},
+			part{"apiserver source", conn.whenConnected(o.apiServerSource(sources.merger, reconnect, log))},
 			part{"mirror pods", conn.whenConnected(mirrorSync(runs.api, ag, nd))},
 			part{"pod statuses", conn.whenConnected(statusSync(runs.api))},
 		)
