@@ -1,0 +1,228 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The binary benchmarks compare two builds of the agent in one run when
+// NODEAGENT_BASELINE_BIN names a second nodeagent binary (an earlier
+// commit's, built as hack/build.sh builds; hack/bench-ab.sh builds it and
+// runs them). A figure measured on another day, or on another of these
+// shared machines, says little: their speed differs by up to 3x and moves
+// with the neighbours' load. So each sub-benchmark runs its rounds for this
+// tree's agent ("new") and the baseline ("base") in turn, new-base then
+// base-new (a drift in the machine's load weighs on both alike), and
+// reports each figure's median for both, the ratio of the medians, and the
+// lowest and highest ratio of one round's pair. An A-vs-A run (the baseline
+// is this tree's own build) gives the spread that noise alone makes.
+// Unset, the benchmarks run this tree's agent alone, as they always did.
+
+// baselineEnv names the baseline agent binary.
+const baselineEnv = "NODEAGENT_BASELINE_BIN"
+
+// abRoundsEnv overrides each sub-benchmark's number of rounds per build.
+const abRoundsEnv = "NODEAGENT_AB_ROUNDS"
+
+// baselineBinary is the baseline agent to compare with, or "" for none.
+func baselineBinary() string { return os.Getenv(baselineEnv) }
+
+// figure is one measured value, named by its unit as b.ReportMetric takes it.
+type figure struct {
+	name  string
+	value float64
+}
+
+type figures []figure
+
+func (fs figures) report(b *testing.B) {
+	for _, f := range fs {
+		b.ReportMetric(f.value, f.name)
+	}
+}
+
+// measure runs one sub-benchmark: with no baseline, measure of this tree's
+// agent once, reporting its figures; with one, rounds of each build in
+// turn (NODEAGENT_AB_ROUNDS overrides rounds), compared. measure starts its
+// agent with newBenchAgent(b, bin, ...).
+func measure(b *testing.B, name string, rounds int, measure func(b *testing.B, bin string) figures) {
+	b.Run(name, func(b *testing.B) {
+		base := baselineBinary()
+		if base == "" {
+			measure(b, "").report(b)
+			return
+		}
+		if s := os.Getenv(abRoundsEnv); s != "" {
+			if _, err := fmt.Sscan(s, &rounds); err != nil || rounds < 1 {
+				b.Fatalf("%s=%q: want a number of rounds of at least 1", abRoundsEnv, s)
+			}
+		}
+		compareBuilds(b, base, rounds, measure)
+	})
+}
+
+// compareBuilds alternates rounds of measure on this tree's agent and on
+// base, and reports the comparison in a sub-benchmark "ab".
+func compareBuilds(b *testing.B, base string, rounds int, measure func(b *testing.B, bin string) figures) {
+	// The flags every agent gets, checked before the first round; a
+	// sub-benchmark's own are checked as its baseline starts.
+	requireFlags(b, base, (&agentHarness{binary: base, baseline: true}).args())
+	newRounds, baseRounds := make([]figures, 0, rounds), make([]figures, 0, rounds)
+	runNew := func(r int) {
+		b.Run(fmt.Sprintf("new-%d", r), func(b *testing.B) {
+			fs := measure(b, "")
+			fs.report(b)
+			newRounds = append(newRounds, fs)
+		})
+	}
+	runBase := func(r int) {
+		b.Run(fmt.Sprintf("base-%d", r), func(b *testing.B) {
+			fs := measure(b, base)
+			fs.report(b)
+			baseRounds = append(baseRounds, fs)
+		})
+	}
+	for r := range rounds {
+		if r%2 == 0 {
+			runNew(r)
+			runBase(r)
+		} else {
+			runBase(r)
+			runNew(r)
+		}
+	}
+	b.Run("ab", func(b *testing.B) {
+		if len(newRounds) < rounds || len(baseRounds) < rounds {
+			b.Fatalf("%d new and %d base rounds finished, want %d each", len(newRounds), len(baseRounds), rounds)
+		}
+		rows := abTable(newRounds, baseRounds)
+		b.Logf("baseline %s, %d rounds each\n%s", base, rounds, rows)
+		for _, row := range rows {
+			b.ReportMetric(row.ratio, row.name+"-new/base")
+		}
+	})
+}
+
+// abRow compares one figure across the rounds of the two builds.
+type abRow struct {
+	name                  string
+	newMedian, baseMedian float64
+	// ratio is newMedian/baseMedian; lo and hi the lowest and highest
+	// ratio of one round's pair.
+	ratio, lo, hi float64
+}
+
+type abRows []abRow
+
+// abTable pairs the rounds' figures by name, in the order the first new
+// round reported them.
+func abTable(newRounds, baseRounds []figures) abRows {
+	var rows abRows
+	for _, f := range newRounds[0] {
+		var n, bs, pair []float64
+		for i := range newRounds {
+			nv, ok1 := newRounds[i].get(f.name)
+			bv, ok2 := baseRounds[i].get(f.name)
+			if !ok1 || !ok2 {
+				continue
+			}
+			n, bs = append(n, nv), append(bs, bv)
+			if bv != 0 {
+				pair = append(pair, nv/bv)
+			}
+		}
+		if len(n) == 0 {
+			continue
+		}
+		row := abRow{name: f.name, newMedian: medianOf(n), baseMedian: medianOf(bs)}
+		if row.baseMedian != 0 {
+			row.ratio = row.newMedian / row.baseMedian
+		}
+		if len(pair) > 0 {
+			row.lo, row.hi = slices.Min(pair), slices.Max(pair)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func (rows abRows) String() string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "%-26s %10s %10s %10s  %s\n", "figure", "new", "base", "new/base", "round pairs lo..hi")
+	for _, r := range rows {
+		fmt.Fprintf(&s, "%-26s %10.1f %10.1f %10.3f  %.3f..%.3f\n", r.name, r.newMedian, r.baseMedian, r.ratio, r.lo, r.hi)
+	}
+	return s.String()
+}
+
+func (fs figures) get(name string) (float64, bool) {
+	for _, f := range fs {
+		if f.name == name {
+			return f.value, true
+		}
+	}
+	return 0, false
+}
+
+// medianOf is the middle value (the upper of the two middle ones).
+func medianOf(v []float64) float64 {
+	return slices.Sorted(slices.Values(v))[len(v)/2]
+}
+
+// newBenchAgent is newAgent running bin (empty: this tree's agent), a
+// baseline given the very flags this tree's agent gets.
+func newBenchAgent(b *testing.B, bin string, extraArgs ...string) *agentHarness {
+	b.Helper()
+	if bin == "" {
+		return newAgent(b, extraArgs...)
+	}
+	h := newHarness(b, agentNodeName(), bin, extraArgs...)
+	h.baseline = true
+	requireFlags(b, bin, h.args())
+	h.start()
+	return h
+}
+
+// helpOf caches each baseline binary's --help.
+var helpOf sync.Map // binary -> string
+
+// requireFlags fails b, naming the flag, if bin does not accept one of the
+// long flags in args: a comparison with a build that runs with other flags
+// would compare other things.
+func requireFlags(b *testing.B, bin string, args []string) {
+	b.Helper()
+	help, ok := helpOf.Load(bin)
+	if !ok {
+		out, _ := exec.Command(bin, "--help").CombinedOutput() // exit status varies; the text is what counts
+		help, _ = helpOf.LoadOrStore(bin, string(out))
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "--") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !regexp.MustCompile(`(?m)--` + regexp.QuoteMeta(name) + `(\s|$)`).MatchString(help.(string)) {
+			b.Fatalf("the baseline %s (%s) has no flag --%s, which the benchmark passes: build a baseline that has it, or compare without it", bin, baselineEnv, name)
+		}
+	}
+}
+
+// abProfileDir is where a sub-benchmark's profiles go under dir: dir
+// itself, or with a baseline a directory per round (new-0, base-0, ...).
+func abProfileDir(b *testing.B, dir string) string {
+	if baselineBinary() == "" {
+		return dir
+	}
+	dir = path.Join(dir, path.Base(b.Name()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
