@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,10 +24,17 @@ import (
 // reports each figure's median for both, the ratio of the medians, and the
 // lowest and highest ratio of one round's pair. An A-vs-A run (the baseline
 // is this tree's own build) gives the spread that noise alone makes.
-// Unset, the benchmarks run this tree's agent alone, as they always did.
+// NODEAGENT_BENCH_BIN, if set too, is measured as "new" instead of this
+// tree's agent: two earlier builds compared (a change in the middle of a
+// series, alone). Unset, the benchmarks run this tree's agent alone, as
+// they always did.
 
 // baselineEnv names the baseline agent binary.
 const baselineEnv = "NODEAGENT_BASELINE_BIN"
+
+// newEnv names the agent binary measured against the baseline ("new"),
+// this tree's if unset.
+const newEnv = "NODEAGENT_BENCH_BIN"
 
 // abRoundsEnv overrides each sub-benchmark's number of rounds per build.
 const abRoundsEnv = "NODEAGENT_AB_ROUNDS"
@@ -72,12 +80,17 @@ func measure(b *testing.B, name string, rounds int, measure func(b *testing.B, b
 // base, and reports the comparison in a sub-benchmark "ab".
 func compareBuilds(b *testing.B, base string, rounds int, measure func(b *testing.B, bin string) figures) {
 	// The flags every agent gets, checked before the first round; a
-	// sub-benchmark's own are checked as its baseline starts.
-	requireFlags(b, base, (&agentHarness{binary: base, baseline: true}).args())
+	// sub-benchmark's own are checked as its agent starts.
+	newBin := os.Getenv(newEnv)
+	for _, bin := range []string{base, newBin} {
+		if bin != "" {
+			requireFlags(b, bin, (&agentHarness{binary: bin, baseline: true}).args())
+		}
+	}
 	newRounds, baseRounds := make([]figures, 0, rounds), make([]figures, 0, rounds)
 	runNew := func(r int) {
 		b.Run(fmt.Sprintf("new-%d", r), func(b *testing.B) {
-			fs := measure(b, "")
+			fs := measure(b, newBin)
 			fs.report(b)
 			newRounds = append(newRounds, fs)
 		})
@@ -103,7 +116,7 @@ func compareBuilds(b *testing.B, base string, rounds int, measure func(b *testin
 			b.Fatalf("%d new and %d base rounds finished, want %d each", len(newRounds), len(baseRounds), rounds)
 		}
 		rows := abTable(newRounds, baseRounds)
-		b.Logf("baseline %s, %d rounds each\n%s", base, rounds, rows)
+		b.Logf("new %s, baseline %s, %d rounds each\n%s", cmp.Or(newBin, "(this tree)"), base, rounds, rows)
 		for _, row := range rows {
 			b.ReportMetric(row.ratio, row.name+"-new/base")
 		}
@@ -209,7 +222,7 @@ func requireFlags(b *testing.B, bin string, args []string) {
 		}
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		if !regexp.MustCompile(`(?m)--` + regexp.QuoteMeta(name) + `(\s|$)`).MatchString(help.(string)) {
-			b.Fatalf("the baseline %s (%s) has no flag --%s, which the benchmark passes: build a baseline that has it, or compare without it", bin, baselineEnv, name)
+			b.Fatalf("the agent %s (%s or %s) has no flag --%s, which the benchmark passes: compare a build that has it", bin, baselineEnv, newEnv, name)
 		}
 	}
 }
