@@ -31,32 +31,34 @@ import (
 // they always did.
 //
 // Issue 26 (the restructure) against the build before it, 2026-11-29, on
-// the shared 2-core machine under a load average of 20 to 55 (absolute
+// the shared 2-core machine under a load average of 20 to 70 (absolute
 // figures 2 to 15 times the quiet ones; only the ratios mean anything):
 // main 79ea1c0 against ea351af, 2d9a165 (before the restructure) with
 // image GC, the oldest build after 486338f that takes the flags the
-// benchmarks pass (486338f has no --image-gc-high-threshold):
+// benchmarks pass (486338f has no --image-gc-high-threshold); and A-vs-A,
+// this tree's build against itself, for the spread noise alone makes:
 //
 //	hack/bench-ab.sh ea351af -bench 'BenchmarkBinaryAgent/^(one-at-a-time|burst-50|idle-110)$/^(host-network|new|base|ab)|BenchmarkBinaryRemoval/grace-0'
+//	hack/bench-ab.sh HEAD -bench 'BenchmarkBinaryAgent/^(one-at-a-time|burst-50)$/^(host-network|new|base|ab)|BenchmarkBinaryRemoval/grace-0'
 //
-//	figure (median of rounds)       new/base  round pairs  rounds
-//	one-at-a-time start-p50           0.888   0.61..0.94     3
-//	one-at-a-time edit-p50            1.053   0.84..1.10     3
-//	one-at-a-time remove-p50          1.118   0.60..1.49     3
-//	burst-50 all-running              0.854   0.77..1.34     5
-//	idle-110 cpu-%                    1.028   0.94..1.12     2
-//	idle-110 rss-anon-MiB             1.027   1.01..1.03     2
-//	idle-110 rss-file-MiB             1.246   1.16..1.26     2
-//	removal grace-0 remove-p50        1.004   0.98..1.23     3
+//	figure (median of rounds)   rounds  new/base (pairs)      A-vs-A (pairs)
+//	one-at-a-time start-p50       3     0.888 (0.61..0.94)    0.921 (0.92..0.98)
+//	one-at-a-time edit-p50        3     1.053 (0.84..1.10)    1.046 (0.97..1.07)
+//	one-at-a-time remove-p50      3     1.118 (0.60..1.49)    1.080 (0.99..1.14)
+//	burst-50 all-running          5     0.854 (0.77..1.34)    0.974 (0.77..1.24)
+//	removal grace-0 remove-p50    3     1.004 (0.98..1.23)    0.967 (0.88..0.97)
+//	idle-110 cpu-%                2     1.028 (0.94..1.12)
+//	idle-110 rss-anon-MiB         2     1.027 (1.01..1.03)
+//	idle-110 rss-file-MiB         2     1.246 (1.16..1.26)
 //
-// No slowdown is shown: every latency's and the CPU's round pairs span 1,
-// but start's, whose pairs all favour the new build. The anonymous RSS is
-// 0.5 MiB more with the live heap the same (heap profiles of both idle
-// with 110 pods on test/scale's hollowcri differ by -0.1 of 6.7 MB). The
-// file-backed RSS is the binary's own pages; that run predates the warming
-// of the page cache below, and the baseline, built 20 minutes before, may
-// have partly left it (486338f's, built with it, was three quarters out an
-// hour later, with 13 GB free).
+// No slowdown is shown: each ratio's pairs overlap the A-vs-A pairs, but
+// removal grace-0's (175 ms both; 1.004 just over A-vs-A's 0.97, itself off
+// 1 by that much). The anonymous RSS is 0.5 MiB more with the live heap the
+// same (heap profiles of both idle with 110 pods on test/scale's hollowcri
+// differ by -0.1 of 6.7 MB). The file-backed RSS is the binary's own
+// pages, 2 MB more text since the restructure (zap, websocket, spdystream
+// came after it); that run predates the warming of the page cache below,
+// and the baseline, built 20 minutes before, may have partly left it.
 
 // baselineEnv names the baseline agent binary.
 const baselineEnv = "NODEAGENT_BASELINE_BIN"
@@ -199,9 +201,17 @@ func (rows abRows) String() string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "%-26s %10s %10s %10s  %s\n", "figure", "new", "base", "new/base", "round pairs lo..hi")
 	for _, r := range rows {
-		fmt.Fprintf(&s, "%-26s %10.4g %10.4g %10.3f  %.3f..%.3f\n", r.name, r.newMedian, r.baseMedian, r.ratio, r.lo, r.hi)
+		fmt.Fprintf(&s, "%-26s %10s %10s %10.3f  %.3f..%.3f\n", r.name, num(r.newMedian), num(r.baseMedian), r.ratio, r.lo, r.hi)
 	}
 	return s.String()
+}
+
+// num prints a figure to 3 significant digits, or whole if larger.
+func num(v float64) string {
+	if v >= 100 || v <= -100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 func (fs figures) get(name string) (float64, bool) {
