@@ -31,14 +31,29 @@ import (
 // three rounds of each and reports the ratio of the medians. Run it once:
 //
 //	go test -run '^$' -bench BenchmarkBinaryAgent -benchtime=1x -timeout 30m ./...
+//
+// With NODEAGENT_BASELINE_BIN set, every sub-benchmark but the floor's
+// compares this tree's agent with that one instead, round by round
+// (binary_ab_test.go; hack/bench-ab.sh COMMIT builds a commit's agent and
+// runs them).
 func BenchmarkBinaryAgent(b *testing.B) {
 	// Each sub-benchmark runs its fixed number of pods once, whatever b.N.
-	b.Run("one-at-a-time/host-network", func(b *testing.B) { benchOneAtATime(b, true, 30) })
-	b.Run("floor/one-at-a-time/host-network", func(b *testing.B) { benchFloorOneAtATime(b, true, 30) })
-	b.Run("one-at-a-time/pod-network", func(b *testing.B) { benchOneAtATime(b, false, 30) })
-	b.Run("floor/one-at-a-time/pod-network", func(b *testing.B) { benchFloorOneAtATime(b, false, 30) })
-	b.Run("burst-50", func(b *testing.B) { benchBurstAgainstFloor(b, 50, 3) })
-	b.Run("idle-110", func(b *testing.B) { benchIdle(b, 110) })
+	ab := baselineBinary() != ""
+	for _, hostNetwork := range []bool{true, false} {
+		network := map[bool]string{true: "host-network", false: "pod-network"}[hostNetwork]
+		measure(b, "one-at-a-time/"+network, 3, func(b *testing.B, bin string) figures { return benchOneAtATime(b, bin, hostNetwork, 30) })
+		if !ab { // the floor is no build's: the same for both
+			b.Run("floor/one-at-a-time/"+network, func(b *testing.B) { benchFloorOneAtATime(b, hostNetwork, 30) })
+		}
+	}
+	if ab {
+		measure(b, "burst-50", 5, func(b *testing.B, bin string) figures {
+			return figures{{"all-running-ms", float64(benchBurstOf(b, bin, 50).Milliseconds())}}
+		})
+	} else {
+		b.Run("burst-50", func(b *testing.B) { benchBurstAgainstFloor(b, 50, 3) })
+	}
+	measure(b, "idle-110", 2, func(b *testing.B, bin string) figures { return benchIdle(b, bin, 110) })
 }
 
 // waitRunning polls the CRI until the pod has a running container other
@@ -99,8 +114,10 @@ func pollRunning(cri *framework.CRI, podName, not string, timeout time.Duration)
 // 200 ms of noise into every stop).
 const benchForever = "while true; do sleep 1 & wait $!; done"
 
-func benchOneAtATime(b *testing.B, hostNetwork bool, n int) {
-	h := newAgent(b)
+// benchOneAtATime starts n pods one at a time on agent bin, edits and
+// removes the first ten, and returns the times' p50 and p99.
+func benchOneAtATime(b *testing.B, bin string, hostNetwork bool, n int) figures {
+	h := newBenchAgent(b, bin)
 	var start, edit, afterStop, remove []time.Duration
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("one-%d", i)
@@ -129,11 +146,9 @@ func benchOneAtATime(b *testing.B, hostNetwork bool, n int) {
 		}
 		remove = append(remove, time.Since(t0))
 	}
-	reportNamed(b, "start", start)
-	reportNamed(b, "edit", edit)
-	// From the old generation seen stopped to the new one seen running.
-	reportNamed(b, "edit-after-stop", afterStop)
-	reportNamed(b, "remove", remove)
+	return slices.Concat(percentiles("start", start), percentiles("edit", edit),
+		// From the old generation seen stopped to the new one seen running.
+		percentiles("edit-after-stop", afterStop), percentiles("remove", remove))
 }
 
 // benchBurstAgainstFloor alternates rounds of n manifests written at once
@@ -162,7 +177,12 @@ func benchBurstAgainstFloor(b *testing.B, n, rounds int) {
 // benchBurst writes n manifests at once to an agent started with args and
 // returns the time until all n containers run.
 func benchBurst(b *testing.B, n int, args ...string) time.Duration {
-	h := newAgent(b, args...)
+	return benchBurstOf(b, "", n, args...)
+}
+
+// benchBurstOf is benchBurst on agent bin (empty: this tree's).
+func benchBurstOf(b *testing.B, bin string, n int, args ...string) time.Duration {
+	h := newBenchAgent(b, bin, args...)
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
 		h.writeManifest(testPod(fmt.Sprintf("burst-%d", i), shContainer("main", benchForever)))
@@ -206,19 +226,20 @@ func countSuffix(cs []*runtimeapi.Container, suffix string) int {
 	return n
 }
 
-// benchIdle reports the agent's CPU and memory over 30 s with n idle pods. With
-// NODEAGENT_BENCH_PROFILES=<dir> the agent runs with --profiling, and its
-// heap, goroutine and (20 s of) CPU profiles are saved in dir once
+// benchIdle returns agent bin's CPU and memory over 30 s with n idle pods.
+// With NODEAGENT_BENCH_PROFILES=<dir> the agent runs with --profiling, and
+// its heap, goroutine and (20 s of) CPU profiles are saved in dir once
 // measured (go tool pprof -sample_index=inuse_space <dir>/heap.pb.gz), and
 // the heap profile as text, which ends with the runtime's MemStats
-// (heap.txt).
-func benchIdle(b *testing.B, n int) {
+// (heap.txt); with a baseline, in a directory per round under dir.
+func benchIdle(b *testing.B, bin string, n int) figures {
 	profiles := os.Getenv("NODEAGENT_BENCH_PROFILES")
 	var args []string
 	if profiles != "" {
 		args = append(args, "--profiling")
+		profiles = abProfileDir(b, profiles)
 	}
-	h := newAgent(b, args...)
+	h := newBenchAgent(b, bin, args...)
 	for i := 0; i < n; i++ {
 		h.writeManifest(testPod(fmt.Sprintf("idle-%d", i), shContainer("main", "while true; do sleep 10; done")))
 	}
@@ -240,16 +261,18 @@ func benchIdle(b *testing.B, n int) {
 	}
 	cpu1, el := cpuTicks(b, pid), time.Since(t0)
 	const hz = 100 // USER_HZ on Linux
-	b.ReportMetric(float64(cpu1-cpu0)/hz/el.Seconds()*100, "cpu-%")
-	b.ReportMetric(sum.total/samples, "rss-MiB")
-	b.ReportMetric(peak, "rss-max-MiB")
-	// Anonymous memory (heap, stacks) and the binary's mapped pages apart.
-	b.ReportMetric(sum.anon/samples, "rss-anon-MiB")
-	b.ReportMetric(sum.file/samples, "rss-file-MiB")
 	if profiles != "" {
 		for file, p := range map[string]string{"heap.pb.gz": "heap", "goroutine.pb.gz": "goroutine", "heap.txt": "heap?debug=1", "cpu.pb.gz": "profile?seconds=20"} {
 			saveProfile(b, "http://"+h.addr+"/debug/pprof/"+p, filepath.Join(profiles, file))
 		}
+	}
+	return figures{
+		{"cpu-%", float64(cpu1-cpu0) / hz / el.Seconds() * 100},
+		{"rss-MiB", sum.total / samples},
+		{"rss-max-MiB", peak},
+		// Anonymous memory (heap, stacks) and the binary's mapped pages apart.
+		{"rss-anon-MiB", sum.anon / samples},
+		{"rss-file-MiB", sum.file / samples},
 	}
 }
 
@@ -307,13 +330,18 @@ func procStatus(b *testing.B, pid int) map[string]int64 {
 
 // reportNamed reports the p50 and p99 of d in ms under a prefix.
 func reportNamed(b *testing.B, prefix string, d []time.Duration) {
+	percentiles(prefix, d).report(b)
+}
+
+// percentiles are the p50 and p99 of d in ms under a prefix (none if d is
+// empty).
+func percentiles(prefix string, d []time.Duration) figures {
 	if len(d) == 0 {
-		return
+		return nil
 	}
 	sorted := slices.Sorted(slices.Values(d))
 	at := func(p float64) time.Duration {
 		return sorted[min(max(int(p*float64(len(sorted))+0.5)-1, 0), len(sorted)-1)]
 	}
-	b.ReportMetric(float64(at(0.5))/1e6, prefix+"-p50-ms")
-	b.ReportMetric(float64(at(0.99))/1e6, prefix+"-p99-ms")
+	return figures{{prefix + "-p50-ms", float64(at(0.5)) / 1e6}, {prefix + "-p99-ms", float64(at(0.99)) / 1e6}}
 }

@@ -15,14 +15,19 @@ import (
 // never kills with less than 2 s), with 1 after one second. Run it once:
 //
 //	go test -run '^$' -bench BenchmarkBinaryRemoval -benchtime=1x ./...
+//
+// With NODEAGENT_BASELINE_BIN set, it compares this tree's agent with that
+// one, round by round (binary_ab_test.go).
 func BenchmarkBinaryRemoval(b *testing.B) {
 	for _, grace := range []int64{0, 1} {
-		b.Run(fmt.Sprintf("grace-%d", grace), func(b *testing.B) { benchRemoval(b, grace, 10) })
+		measure(b, fmt.Sprintf("grace-%d", grace), 3, func(b *testing.B, bin string) figures { return benchRemoval(b, bin, grace, 10) })
 	}
 }
 
-func benchRemoval(b *testing.B, grace int64, n int) {
-	h := newAgent(b)
+// benchRemoval starts n pods that ignore SIGTERM on agent bin, removes
+// them one at a time, and returns the removals' p50 and p99.
+func benchRemoval(b *testing.B, bin string, grace int64, n int) figures {
+	h := newBenchAgent(b, bin)
 	for i := 0; i < n; i++ {
 		pod := testPod(fmt.Sprintf("rm-%d", i), corev1.Container{
 			Name: "main", Image: env.BusyboxImage, ImagePullPolicy: corev1.PullNever,
@@ -45,5 +50,5 @@ func benchRemoval(b *testing.B, grace int64, n int) {
 		}
 		removal = append(removal, time.Since(t0))
 	}
-	reportNamed(b, "remove", removal)
+	return percentiles("remove", removal)
 }

@@ -83,8 +83,11 @@ type agentHarness struct {
 	// flags and extraArgs (a test of the command line itself).
 	argv   []string
 	binary string // the agent to run; empty: this tree's
-	cri    *framework.CRI
-	client *localapi.Client
+	// baseline: binary is a benchmark's baseline (binary_ab_test.go), run
+	// with this tree's flags, not an upgrade test's older agent.
+	baseline bool
+	cri      *framework.CRI
+	client   *localapi.Client
 
 	proc   *exec.Cmd
 	exited chan struct{}
@@ -96,9 +99,14 @@ type agentHarness struct {
 // and every pod the test left, when the test ends.
 func newAgent(t testing.TB, extraArgs ...string) *agentHarness {
 	t.Helper()
+	return newAgentNamed(t, agentNodeName(), extraArgs...)
+}
+
+// agentNodeName is a new agent's unique node name.
+func agentNodeName() string {
 	suffix := make([]byte, 3)
 	rand.Read(suffix)
-	return newAgentNamed(t, "bin"+hex.EncodeToString(suffix), extraArgs...)
+	return "bin" + hex.EncodeToString(suffix)
 }
 
 // newAgentNamed is newAgent for a given node name: a connected agent's
@@ -168,7 +176,7 @@ func (h *agentHarness) args() []string {
 		"--serve-address", h.addr,
 		"-v", "2",
 	}
-	if h.binary == "" {
+	if h.binary == "" || h.baseline {
 		// No image GC on the shared containerd: it could remove the
 		// busybox image the tests run with pull policy Never
 		// (TestBinaryImageGC has a containerd of its own). An older
