@@ -10,7 +10,9 @@ require (
 	github.com/nodeagent/nodeagent/staging/config v0.1.0
 	github.com/nodeagent/nodeagent/staging/manifest v0.1.0
 	github.com/nodeagent/nodeagent/staging/mirror v0.1.0
+	github.com/nodeagent/nodeagent/staging/podmanager v0.1.0
 	github.com/nodeagent/nodeagent/staging/podtypes v0.1.0
+	github.com/nodeagent/nodeagent/staging/podworkers v0.1.0
 	google.golang.org/grpc v1.82.1
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -37,8 +39,6 @@ require (
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/moby/term v0.5.2 // indirect
 	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
-	github.com/nodeagent/nodeagent/staging/podmanager v0.1.0 // indirect
-	github.com/nodeagent/nodeagent/staging/podworkers v0.1.0 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/peterbourgon/diskv v2.0.1+incompatible // indirect
