@@ -29,5 +29,6 @@
 // growing store-wide), so that a writer can say which change the status
 // it wrote holds.
 //
-// Readiness has no probes yet: a container is ready while it runs.
+// Readiness and Started follow the probes (Input.Probes, WithProbes): a
+// container without a readiness probe is ready while it runs.
 package status
