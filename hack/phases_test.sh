@@ -6,6 +6,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root=$(repo_root)
+# Run under make test, this test is itself a step of a run that records
+# phases: its scripts must record their own, not add to that run's.
+unset NODEAGENT_PHASES NODEAGENT_PHASE_DEPTH PHASES_OWNED
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
