@@ -14,9 +14,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// terminal is a shell in a tmux session of 200x50 characters, on a tmux
+// terminal is a shell in a tmux session of 1000x50 characters, on a tmux
 // server of its own: the test types into it (send-keys) and reads the
 // screen and its scrollback (capture-pane), as an operator would see them.
+// The width keeps every command line of the tour on one line: a line that
+// fills the width exactly is marked wrapped, and capture-pane -J then joins
+// the command's first line of output to it (seen once at 200 columns, with
+// a temporary directory's name of the length that made it so).
 type terminal struct {
 	server string // tmux -L: the server's socket name
 	steps  int
@@ -45,7 +49,7 @@ func newTerminal(t *testing.T, path string) *terminal {
 	t.Helper()
 	term := &terminal{server: fmt.Sprintf("nodeagent-tour-%d", os.Getpid())}
 	cmd := exec.Command(tmuxPath(t), "-L", term.server, "-f", "/dev/null",
-		"new-session", "-d", "-x", "200", "-y", "50", "-s", "tour", "bash --norc --noprofile")
+		"new-session", "-d", "-x", "1000", "-y", "50", "-s", "tour", "bash --norc --noprofile")
 	cmd.Env = []string{"PATH=" + path, "HOME=" + t.TempDir(), "TERM=xterm-256color", "LANG=C.UTF-8"}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
