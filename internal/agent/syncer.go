@@ -155,24 +155,23 @@ func (s *syncer) SyncPod(ctx context.Context, typ podworkers.UpdateType, pod *co
 		return podtypes.IsTerminal(st.Phase), nil
 	}
 	mounts, err := s.vols.Setup(ctx, pod)
-	if errors.Is(err, podobjects.ErrNotYetAuthorized) {
-		// Not a failure: the Node authorizer has not seen the pod bound
-		// here yet, a moment's lag. The containers are being created as
-		// far as anyone can tell; the pod is synced again once its
-		// objects may be read (ObjectsReady), and no event is sent for a
-		// wait that ends by itself (podobjects bounds it).
-		s.statuses.Set(pod, status.Generate(status.Input{
+	if err != nil {
+		// The containers wait; the status and an event say for what. Not
+		// when the Node authorizer has only not seen the pod bound here
+		// yet, a moment's lag that ends by itself (podobjects bounds it):
+		// the pod is synced again, soon and at ObjectsReady, quietly.
+		in := status.Input{
 			Pod: pod, Runtime: rs, Previous: prev, Now: s.clock.Now(), HostIPs: s.hostIPs,
 			Probes: s.probeStatus(pod, rs), ResizePending: s.alloc.Pending(uid),
-		}))
-		return false, s.failed(uid, fmt.Errorf("%w: %w", podworkers.ErrTransient, err))
-	}
-	if err != nil {
-		// The containers wait; the status and an event say for what.
-		s.statuses.Set(pod, status.Generate(status.Input{
-			Pod: pod, Runtime: rs, Err: err, VolumesErr: err, Previous: prev, Now: s.clock.Now(), HostIPs: s.hostIPs,
-			Probes: s.probeStatus(pod, rs), ResizePending: s.alloc.Pending(uid),
-		}))
+		}
+		lag := errors.Is(err, podobjects.ErrNotYetAuthorized)
+		if !lag {
+			in.Err, in.VolumesErr = err, err
+		}
+		s.statuses.Set(pod, status.Generate(in))
+		if lag {
+			return false, s.failed(uid, fmt.Errorf("%w: %w", podworkers.ErrTransient, err))
+		}
 		s.events.failedMount(pod, err)
 		return false, s.failed(uid, err)
 	}
